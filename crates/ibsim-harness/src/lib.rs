@@ -1,0 +1,1 @@
+//! ibsim harness (being written).

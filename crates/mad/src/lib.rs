@@ -1,0 +1,2 @@
+//! InfiniBand MAD wire formats (being written).
+#![forbid(unsafe_code)]

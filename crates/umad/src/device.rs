@@ -1,0 +1,1 @@
+//! Device enumeration (being written).

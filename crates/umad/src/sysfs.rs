@@ -1,0 +1,1 @@
+//! sysfs readers (being written).
