@@ -1,1 +1,73 @@
-fn main() {}
+//! Project automation for umad-rs: `cargo xtask <command>` (see `cargo xtask help`).
+
+mod demo;
+mod fattree;
+mod testrun;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [args]
+
+commands:
+  gen-fattree LEAVES SPINES HOSTS_PER_LEAF [RADIX]
+        print a two-level fat-tree netfile for ibsim (RADIX defaults to 36), e.g.
+        `cargo xtask gen-fattree 36 8 28 > fabrics/fattree-1008.net`
+  demo  start ibsim on fabrics/example.net, run opensm once, and show the C tools next to
+        the umad-rs examples (installs ibsim with apt-get when run as root)
+  test [--require-ibsim] [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
+        cargo test --workspace --all-targets, recording which ibsim-backed tests ran; with
+        CI=true or --require-ibsim it fails when fewer than N (default 1) of them ran
+  ci [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
+        cargo fmt --check, cargo clippy --workspace --all-targets -D warnings, then `test`
+        with CI semantics
+  help  this text
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((cmd, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match cmd.as_str() {
+        "gen-fattree" => fattree::parse_args(rest)
+            .and_then(|t| t.netfile())
+            .map(|net| {
+                print!("{net}");
+            }),
+        "demo" if rest.is_empty() => demo::run(),
+        "test" => testrun::parse_opts(rest, true).and_then(|o| testrun::test(&o)),
+        "ci" => testrun::parse_opts(rest, false).and_then(|o| testrun::ci(&o)),
+        "help" | "-h" | "--help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        _ => {
+            eprint!("xtask: unknown command or arguments: {args:?}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {cmd}: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of the `xtask` directory).
+pub(crate) fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .to_owned()
+}
+
+/// The cargo that runs us (`$CARGO`), or `cargo` from `$PATH`.
+pub(crate) fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}

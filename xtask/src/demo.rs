@@ -1,0 +1,219 @@
+//! `cargo xtask demo`: start ibsim on the example fabric, bring the subnet up and show the C
+//! tools next to the umad-rs examples.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use ibsim_harness::{
+    example_fabric, example_net, find_tool, ibsim_available, run_with_timeout, Ibsim, INSTALL_HINT,
+};
+
+use crate::{cargo, workspace_root};
+
+/// Env var the umad-rs examples read to talk to ibsim natively.
+const UMAD_IBSIM_ENV: &str = "UMAD_IBSIM";
+const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs the demo. `Err` carries a message for the user.
+pub fn run() -> Result<(), String> {
+    ensure_installed()?;
+    let sim = Ibsim::start(example_fabric()).map_err(|e| format!("starting ibsim: {e}"))?;
+    println!(
+        "ibsim is running on {} (IBSIM_SOCKNAME={}, logs in {})",
+        sim.netfile().display(),
+        sim.socket_name(),
+        sim.workdir().display()
+    );
+    sim.run_sm_once().map_err(|e| format!("opensm: {e}"))?;
+    println!("opensm -o: subnet configured, all connected ports Active\n");
+
+    let dr_host3 = dr_string(example_net::DR_HOST3);
+    let mut failures = Vec::new();
+
+    header("C ibstat (libibumad under LD_PRELOAD=libumad2sim.so)");
+    if let Err(e) = c_tool(&sim, "ibstat", &[]) {
+        failures.push(e);
+    }
+    header(&format!(
+        "umad-rs ibstat: cargo run --quiet -p umad --example ibstat ({UMAD_IBSIM_ENV}={})",
+        sim.socket_name()
+    ));
+    if let Err(e) = example(&sim, "ibstat", &[]) {
+        failures.push(e);
+    }
+    header(&format!(
+        "C smpquery -D nodeinfo {dr_host3} (H-host3, 3 hops away)"
+    ));
+    if let Err(e) = c_tool(&sim, "smpquery", &["-D", "nodeinfo", &dr_host3]) {
+        failures.push(e);
+    }
+    header(&format!(
+        "umad-rs nodeinfo: cargo run --quiet -p umad --example nodeinfo -- {dr_host3}"
+    ));
+    if let Err(e) = example(&sim, "nodeinfo", &[&dr_host3]) {
+        failures.push(e);
+    }
+    let dr_sw1 = dr_string(example_net::DR_SW1);
+    header(&format!(
+        "umad-rs nodeinfo: cargo run --quiet -p umad --example nodeinfo -- {dr_sw1} (S-sw1)"
+    ));
+    if let Err(e) = example(&sim, "nodeinfo", &[&dr_sw1]) {
+        failures.push(e);
+    }
+
+    drop(sim);
+    println!();
+    if failures.is_empty() {
+        println!("demo finished; ibsim stopped and its scratch directory removed");
+        Ok(())
+    } else {
+        Err(format!(
+            "demo had {} failure(s):\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        ))
+    }
+}
+
+fn header(title: &str) {
+    println!("\n===== {title} =====");
+}
+
+/// `0,1,8,1`-style directed route (the leading 0 is the local port, as in the C tools).
+fn dr_string(path: &[u8]) -> String {
+    std::iter::once("0".to_owned())
+        .chain(path.iter().map(u8::to_string))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Installs the ibsim stack with apt-get when running as root; otherwise explains how.
+fn ensure_installed() -> Result<(), String> {
+    if ibsim_available() {
+        return Ok(());
+    }
+    if !is_root() {
+        return Err(format!(
+            "ibsim is not installed. Install it with:\n    sudo apt-get update && sudo {INSTALL_HINT}"
+        ));
+    }
+    println!("ibsim is not installed; installing it (running as root)");
+    let status = |cmd: &mut Command| {
+        cmd.env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .map_err(|e| format!("{cmd:?}: {e}"))
+            .and_then(|s| {
+                if s.success() {
+                    Ok(())
+                } else {
+                    Err(format!("{cmd:?} failed: {s}"))
+                }
+            })
+    };
+    status(Command::new("apt-get").arg("update"))?;
+    status(Command::new("apt-get").args([
+        "install",
+        "-y",
+        "ibsim-utils",
+        "opensm",
+        "infiniband-diags",
+    ]))?;
+    if ibsim_available() {
+        Ok(())
+    } else {
+        Err("ibsim still not usable after apt-get install".into())
+    }
+}
+
+/// Effective uid 0, from `/proc/self/status` (xtask has no libc dependency).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Runs a C infiniband-diags tool under umad2sim and prints its output.
+fn c_tool(sim: &Ibsim, tool: &str, args: &[&str]) -> Result<(), String> {
+    let path = find_tool(tool).ok_or_else(|| {
+        let msg = format!("{tool} not found (apt-get install -y infiniband-diags)");
+        println!("{msg}");
+        msg
+    })?;
+    let mut cmd = sim.umad2sim_command(path);
+    cmd.args(args);
+    run_and_print(&mut cmd, tool)
+}
+
+/// Builds and runs `cargo run --quiet -p umad --example NAME -- ARGS` with `UMAD_IBSIM` set.
+fn example(sim: &Ibsim, name: &str, args: &[&str]) -> Result<(), String> {
+    let root = workspace_root();
+    let examples = root.join("crates/umad/examples");
+    if !example_exists(&examples, name) {
+        let msg = format!(
+            "missing example `{name}`: expected {}/{name}.rs (or {name}/main.rs) in the umad crate",
+            examples.display()
+        );
+        println!("{msg}");
+        return Err(msg);
+    }
+    // Build first (output streamed, no time limit), then run with a time limit.
+    let built = Command::new(cargo())
+        .args(["build", "--quiet", "-p", "umad", "--example", name])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cargo build --example {name}: {e}"))?;
+    if !built.success() {
+        let msg = format!("cargo build -p umad --example {name} failed: {built}");
+        println!("{msg}");
+        return Err(msg);
+    }
+    let mut cmd = Command::new(cargo());
+    cmd.args(["run", "--quiet", "-p", "umad", "--example", name, "--"])
+        .args(args)
+        .current_dir(&root)
+        .env(UMAD_IBSIM_ENV, sim.socket_name());
+    run_and_print(&mut cmd, &format!("example {name}"))
+}
+
+fn example_exists(examples: &Path, name: &str) -> bool {
+    examples.join(format!("{name}.rs")).is_file() || examples.join(name).join("main.rs").is_file()
+}
+
+fn run_and_print(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let out = run_with_timeout(cmd, RUN_TIMEOUT).map_err(|e| {
+        let msg = format!("{what}: {e}");
+        println!("{msg}");
+        msg
+    })?;
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    if out.status.success() {
+        Ok(())
+    } else {
+        let msg = format!("{what} failed: {}", out.status);
+        println!("{msg}");
+        Err(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dr_strings() {
+        assert_eq!(dr_string(&[]), "0");
+        assert_eq!(dr_string(example_net::DR_HOST3), "0,1,8,1");
+    }
+
+    #[test]
+    fn is_root_does_not_panic() {
+        let _ = is_root();
+    }
+}
