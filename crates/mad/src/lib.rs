@@ -1,2 +1,331 @@
-//! InfiniBand MAD wire formats (being written).
+//! InfiniBand Management Datagram (MAD) wire formats: typed views over byte
+//! buffers and small parsed summaries. Pure `std`, no I/O, no `unsafe`.
+//!
+//! Facts follow the InfiniBand Architecture Specification, Volume 1,
+//! chapters 13 (MAD header, status), 14 (SMPs, SMA attributes) and 16
+//! (performance management).
+//!
+//! # Two levels, as in smoltcp's `wire` module
+//!
+//! * **Views** ([`Mad`], [`Smp`]) wrap any `T: AsRef<[u8]>` and read or write
+//!   single fields in place. Getters live on `T: AsRef<[u8]>`, setters on
+//!   `T: AsRef<[u8]> + AsMut<[u8]>`.
+//! * **Reprs** ([`MadHeader`], [`NodeInfo`], [`PortInfo`], …) are plain
+//!   structs with a `parse` that validates and an `emit` that writes every
+//!   field back. `parse` followed by `emit` reproduces every input byte of the
+//!   structure, reserved bits included.
+//!
+//! Codes (management class, method, port state, …) are enums with an
+//! `Unknown(_)` variant, so values this crate has no name for survive a round
+//! trip instead of being rejected.
+//!
+//! # Quick start
+//!
+//! ```
+//! use mad::{attr, DrPath, Method, NodeInfo, NodeType, Smp};
+//!
+//! // Directed-route Get(NodeInfo) one hop out of port 1, as
+//! // `smpquery -D nodeinfo 0,1` sends it.
+//! let path: DrPath = "0,1".parse()?;
+//! let request = Smp::dr_request(Method::Get, attr::id::NODE_INFO, 0, 0x1234, &path);
+//! assert_eq!(request.len(), mad::MAD_SIZE);
+//!
+//! // ... send `request` to LID 0xffff on QP0 and receive `reply` ...
+//! # let mut reply = request;
+//! # reply[3] = 0x81;
+//! # reply[4] = 0x80;
+//! # reply[64..68].copy_from_slice(&[1, 1, 2, 8]);
+//! let smp = Smp::new_checked(&reply[..])?; // untrusted bytes: checked view
+//! assert!(smp.method().is_response() && smp.status().is_success());
+//! let info = NodeInfo::parse(smp.data())?;
+//! assert_eq!((info.node_type, info.num_ports), (NodeType::Switch, 8));
+//! # Ok::<(), mad::Error>(())
+//! ```
+//!
+//! # Panic rules
+//!
+//! These rules hold for every type in the crate:
+//!
+//! * If `check_len()` returned `Ok(())` (equivalently, the view was built with
+//!   `new_checked()`), no accessor or setter of that view panics.
+//! * Views built with `new_unchecked()` over a too-short buffer panic on
+//!   access. When parsing untrusted input it is *necessary* to use
+//!   `new_checked()`.
+//! * `parse` never panics; a short or invalid buffer is an [`Error`].
+//! * `emit` never panics when the buffer is at least `buffer_len()` bytes
+//!   long (for views: when it passed `check_len()`); with a shorter buffer it
+//!   panics, as documented on each `emit`.
+//!
+//! # Byte order
+//!
+//! Every multi-byte field on the wire is big-endian (network order); every
+//! accessor returns host values.
 #![forbid(unsafe_code)]
+
+#[macro_use]
+mod macros;
+
+pub mod attr;
+pub mod header;
+pub mod perf;
+pub mod smp;
+
+use core::fmt;
+
+pub use attr::{
+    rate_gbps, LinkSpeed, LinkWidth, NodeDescription, NodeInfo, NodeType, PhysPortState,
+    PortCounters, PortInfo, PortState,
+};
+pub use header::{
+    is_rmpp_class, is_vendor_class, qp_for_class, InvalidField, Mad, MadHeader, Method, MgmtClass,
+    Status, BASE_VERSION, HEADER_LEN, MAD_SIZE,
+};
+pub use smp::{DrPath, Smp, SMP_DATA_LEN};
+
+/// Why a buffer or a piece of text could not be turned into a MAD structure.
+///
+/// Small and `Copy` on purpose: tools print the reason, the C layer maps it
+/// to an errno, and nothing allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Error {
+    /// The buffer is shorter than the structure needs.
+    Truncated {
+        /// Bytes the structure needs.
+        needed: usize,
+        /// Bytes the buffer has.
+        got: usize,
+    },
+    /// The MAD base version is not 1 (the only InfiniBand base version).
+    BadBaseVersion(u8),
+    /// A directed-route SMP header carries a hop count above
+    /// [`DrPath::MAX_HOPS`].
+    BadHopCount(u8),
+    /// Directed-route path text is malformed (not a comma-separated list of
+    /// decimal numbers); `offset` is the byte offset of the offending element
+    /// or character.
+    DrPathSyntax {
+        /// Byte offset into the text.
+        offset: usize,
+    },
+    /// A port number in directed-route path text is above 255; `offset` is
+    /// the byte offset of that element.
+    DrPortOutOfRange {
+        /// Byte offset into the text.
+        offset: usize,
+    },
+    /// A directed-route path has more than [`DrPath::MAX_HOPS`] hops.
+    DrPathTooLong {
+        /// Number of hops that was asked for.
+        hops: usize,
+    },
+    /// Directed-route path text does not start with `0` (the local port).
+    DrPathNotLocal,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::Truncated { needed, got } => {
+                write!(f, "buffer truncated: need {needed} bytes, got {got}")
+            }
+            Error::BadBaseVersion(v) => write!(f, "bad MAD base version {v} (expected 1)"),
+            Error::BadHopCount(n) => write!(
+                f,
+                "bad directed-route hop count {n} (at most {})",
+                DrPath::MAX_HOPS
+            ),
+            Error::DrPathSyntax { offset } => write!(
+                f,
+                "invalid directed-route path at byte {offset}: expected comma-separated port numbers"
+            ),
+            Error::DrPortOutOfRange { offset } => write!(
+                f,
+                "invalid directed-route path at byte {offset}: port number above 255"
+            ),
+            Error::DrPathTooLong { hops } => write!(
+                f,
+                "directed-route path has {hops} hops (at most {})",
+                DrPath::MAX_HOPS
+            ),
+            Error::DrPathNotLocal => {
+                f.write_str("directed-route path must start with 0 (the local port)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// Byte-range and big-endian helpers shared by the views and reprs.
+pub(crate) mod bytes {
+    use crate::{Error, Result};
+
+    /// A field's byte range within its structure.
+    pub(crate) type Field = core::ops::Range<usize>;
+    /// The rest of a structure from a byte offset on.
+    pub(crate) type Rest = core::ops::RangeFrom<usize>;
+
+    /// The first `N` bytes of `buf` as an array, or [`Error::Truncated`].
+    pub(crate) fn array<const N: usize>(buf: &[u8]) -> Result<&[u8; N]> {
+        buf.get(..N)
+            .and_then(|s| <&[u8; N]>::try_from(s).ok())
+            .ok_or(Error::Truncated {
+                needed: N,
+                got: buf.len(),
+            })
+    }
+
+    /// The first `N` bytes of `buf` as a mutable array.
+    ///
+    /// # Panics
+    ///
+    /// If `buf` is shorter than `N` bytes (the documented `emit` contract).
+    pub(crate) fn array_mut<const N: usize>(buf: &mut [u8]) -> &mut [u8; N] {
+        let got = buf.len();
+        match buf
+            .get_mut(..N)
+            .and_then(|s| <&mut [u8; N]>::try_from(s).ok())
+        {
+            Some(a) => a,
+            None => panic!("emit: buffer too short: need {N} bytes, got {got}"),
+        }
+    }
+
+    /// Reads a big-endian `u16` from a 2-byte slice.
+    pub(crate) fn get_u16(s: &[u8]) -> u16 {
+        let mut a = [0u8; 2];
+        a.copy_from_slice(s);
+        u16::from_be_bytes(a)
+    }
+
+    /// Reads a big-endian 24-bit value from a 3-byte slice.
+    pub(crate) fn get_u24(s: &[u8]) -> u32 {
+        let mut a = [0u8; 4];
+        a[1..].copy_from_slice(s);
+        u32::from_be_bytes(a)
+    }
+
+    /// Reads a big-endian `u32` from a 4-byte slice.
+    pub(crate) fn get_u32(s: &[u8]) -> u32 {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(s);
+        u32::from_be_bytes(a)
+    }
+
+    /// Reads a big-endian `u64` from an 8-byte slice.
+    pub(crate) fn get_u64(s: &[u8]) -> u64 {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        u64::from_be_bytes(a)
+    }
+
+    /// Writes a big-endian `u16` into a 2-byte slice.
+    pub(crate) fn set_u16(s: &mut [u8], v: u16) {
+        s.copy_from_slice(&v.to_be_bytes());
+    }
+
+    /// Writes the low 24 bits of `v`, big-endian, into a 3-byte slice.
+    pub(crate) fn set_u24(s: &mut [u8], v: u32) {
+        let b = v.to_be_bytes();
+        s.copy_from_slice(&b[1..]);
+    }
+
+    /// Writes a big-endian `u32` into a 4-byte slice.
+    pub(crate) fn set_u32(s: &mut [u8], v: u32) {
+        s.copy_from_slice(&v.to_be_bytes());
+    }
+
+    /// Writes a big-endian `u64` into an 8-byte slice.
+    pub(crate) fn set_u64(s: &mut [u8], v: u64) {
+        s.copy_from_slice(&v.to_be_bytes());
+    }
+
+    /// Extracts `width` bits whose least significant bit is bit `shift` of
+    /// `byte` (bit 7 is the most significant bit on the wire).
+    pub(crate) const fn bits(byte: u8, shift: u32, width: u32) -> u8 {
+        (byte >> shift) & mask(width)
+    }
+
+    /// A mask of the low `width` bits (`width` ≤ 8).
+    pub(crate) const fn mask(width: u32) -> u8 {
+        if width >= 8 {
+            0xff
+        } else {
+            (1u8 << width) - 1
+        }
+    }
+
+    /// Places the low `width` bits of `value` at bit `shift`.
+    pub(crate) const fn place(value: u8, shift: u32, width: u32) -> u8 {
+        (value & mask(width)) << shift
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// Deterministic xorshift64* generator for round-trip tests.
+    pub(crate) struct XorShift(pub u64);
+
+    impl XorShift {
+        pub(crate) fn next_u64(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.0 = x;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        pub(crate) fn fill(&mut self, buf: &mut [u8]) {
+            for chunk in buf.chunks_mut(8) {
+                let v = self.next_u64().to_le_bytes();
+                chunk.copy_from_slice(&v[..chunk.len()]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn error_display() {
+        assert_eq!(
+            Error::Truncated { needed: 24, got: 3 }.to_string(),
+            "buffer truncated: need 24 bytes, got 3"
+        );
+        assert_eq!(
+            Error::BadBaseVersion(2).to_string(),
+            "bad MAD base version 2 (expected 1)"
+        );
+        let e: Box<dyn std::error::Error> = Box::new(Error::DrPathNotLocal);
+        assert!(e.to_string().contains("local port"));
+    }
+
+    #[test]
+    fn bytes_helpers() {
+        assert_eq!(
+            bytes::array::<4>(&[1, 2, 3]),
+            Err(Error::Truncated { needed: 4, got: 3 })
+        );
+        assert_eq!(bytes::array::<2>(&[1, 2, 3]), Ok(&[1, 2]));
+        assert_eq!(bytes::get_u24(&[0x12, 0x34, 0x56]), 0x12_3456);
+        let mut b = [0u8; 3];
+        bytes::set_u24(&mut b, 0xff12_3456);
+        assert_eq!(b, [0x12, 0x34, 0x56]);
+        assert_eq!(bytes::bits(0b1010_0110, 5, 3), 0b101);
+        assert_eq!(bytes::place(0xff, 5, 3), 0b1110_0000);
+    }
+
+    #[test]
+    #[should_panic(expected = "need 4 bytes, got 2")]
+    fn array_mut_panics_on_short_buffer() {
+        let mut b = [0u8; 2];
+        let _ = bytes::array_mut::<4>(&mut b);
+    }
+}

@@ -1,0 +1,72 @@
+//! Attribute layouts carried in MAD data areas.
+//!
+//! Each attribute is a Repr with `parse(&[u8])`, `emit(&mut [u8])` and
+//! `buffer_len()`. `parse` takes the attribute bytes (for SMPs the 64-byte
+//! SMP data area, [`crate::Smp::data`]; for PerfMgt the data area at MAD
+//! offset 64, [`crate::perf::data`]); longer buffers are fine, shorter ones
+//! are [`crate::Error::Truncated`]. `emit` writes exactly `buffer_len()`
+//! bytes and leaves the rest of the buffer alone. `parse` then `emit`
+//! reproduces every byte of the attribute, reserved bits included.
+
+mod node_desc;
+mod node_info;
+mod port_counters;
+mod port_info;
+
+pub use node_desc::NodeDescription;
+pub use node_info::{NodeInfo, NodeType};
+pub use port_counters::PortCounters;
+pub use port_info::{
+    cap, cap2, mtu_to_bytes, rate_gbps, LinkSpeed, LinkWidth, PhysPortState, PortInfo, PortState,
+};
+
+/// Attribute IDs of the subnet management class (0x01/0x81), plus the IDs
+/// common to all classes (IBA 13.4.8.1, 14.2.5).
+pub mod id {
+    /// ClassPortInfo (common to all classes).
+    pub const CLASS_PORT_INFO: u16 = 0x0001;
+    /// Notice (traps; common to all classes).
+    pub const NOTICE: u16 = 0x0002;
+    /// InformInfo (common to all classes).
+    pub const INFORM_INFO: u16 = 0x0003;
+    /// NodeDescription.
+    pub const NODE_DESC: u16 = 0x0010;
+    /// NodeInfo.
+    pub const NODE_INFO: u16 = 0x0011;
+    /// SwitchInfo.
+    pub const SWITCH_INFO: u16 = 0x0012;
+    /// GUIDInfo.
+    pub const GUID_INFO: u16 = 0x0014;
+    /// PortInfo.
+    pub const PORT_INFO: u16 = 0x0015;
+    /// P_KeyTable.
+    pub const PKEY_TABLE: u16 = 0x0016;
+    /// SLtoVLMappingTable.
+    pub const SL2VL: u16 = 0x0017;
+    /// VLArbitrationTable.
+    pub const VL_ARB: u16 = 0x0018;
+    /// LinearForwardingTable.
+    pub const LFT: u16 = 0x0019;
+    /// RandomForwardingTable.
+    pub const RFT: u16 = 0x001a;
+    /// MulticastForwardingTable.
+    pub const MFT: u16 = 0x001b;
+    /// LinkSpeedWidthPairsTable.
+    pub const LINK_SPEED_WIDTH_PAIRS: u16 = 0x001c;
+    /// VendorSpecificMadsTable.
+    pub const VENDOR_MADS_TABLE: u16 = 0x001d;
+    /// HierarchyInfo.
+    pub const HIERARCHY_INFO: u16 = 0x001e;
+    /// SMInfo.
+    pub const SM_INFO: u16 = 0x0020;
+    /// VendorDiag.
+    pub const VENDOR_DIAG: u16 = 0x0030;
+    /// LedInfo.
+    pub const LED_INFO: u16 = 0x0031;
+    /// CableInfo.
+    pub const CABLE_INFO: u16 = 0x0032;
+    /// PortInfoExtended.
+    pub const PORT_INFO_EXT: u16 = 0x0033;
+    /// Mellanox ExtendedPortInfo (vendor attribute).
+    pub const MLNX_EXT_PORT_INFO: u16 = 0xff90;
+}
