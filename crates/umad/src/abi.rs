@@ -16,6 +16,22 @@ pub const MAX_AGENTS: usize = 32;
 /// `IB_USER_MAD_USER_RMPP`: the agent does RMPP itself; the kernel passes segments through.
 pub const USER_RMPP: u32 = 1;
 
+/// ioctl magic of the RDMA subsystem (`RDMA_IOCTL_MAGIC`).
+pub const IB_IOCTL_MAGIC: u32 = 0x1b;
+/// `_IOWR(0x1b, 1, struct ib_user_mad_reg_req)`.
+pub const IB_USER_MAD_REGISTER_AGENT: u64 = 0xC01C_1B01;
+/// `_IOW(0x1b, 2, __u32)`.
+pub const IB_USER_MAD_UNREGISTER_AGENT: u64 = 0x4004_1B02;
+/// `_IO(0x1b, 3)`.
+pub const IB_USER_MAD_ENABLE_PKEY: u64 = 0x0000_1B03;
+/// `_IOWR(0x1b, 4, struct ib_user_mad_reg_req2)`.
+pub const IB_USER_MAD_REGISTER_AGENT2: u64 = 0xC028_1B04;
+
+/// The C `_IOC` encoding, so the literal constants above can be checked against it.
+pub const fn ioc(dir: u32, ty: u32, nr: u32, size: u32) -> u64 {
+    ((dir << 30) | (size << 16) | (ty << 8) | nr) as u64
+}
+
 /// `struct ib_user_mad_hdr_old` — the 56-byte header used until `IB_USER_MAD_ENABLE_PKEY`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

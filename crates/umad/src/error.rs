@@ -198,7 +198,9 @@ impl Error {
             return code;
         }
         match self {
-            Error::InvalidCaName { .. } | Error::InvalidArgument(_) | Error::Parse { .. } => libc::EINVAL,
+            Error::InvalidCaName { .. } | Error::InvalidArgument(_) | Error::Parse { .. } => {
+                libc::EINVAL
+            }
             Error::NoDevice { .. } | Error::NoUsablePort { .. } => libc::ENODEV,
             Error::NoSuchCa { .. } => libc::ENOENT,
             Error::AbiTooOld { .. } | Error::AbiUnavailable { .. } => libc::EOPNOTSUPP,

@@ -1,11 +1,30 @@
 //! Safe access to InfiniBand user MADs: the Rust successor of libibumad.
+//!
+//! * [`device`] enumerates CAs and ports from sysfs and chooses default ports exactly as
+//!   libibumad does.
+//! * [`Port`] opens a port, registers agents, sends and receives MADs; the
+//!   [`transport`] underneath is the kernel's `ib_umad` device or a native ibsim client.
+//! * [`abi`] mirrors the kernel's user-MAD structures.
+//!
+//! All access to `/sys/class/infiniband*` and `/dev/infiniband` goes through the libc
+//! functions `open`, `read`, `write`, `ioctl`, `poll`, `close` and `opendir`/`readdir`, so
+//! interposers such as ibsim's umad2sim see it.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod abi;
+pub mod addr;
+pub mod agent;
 pub mod device;
 pub mod error;
+pub mod port;
 mod sys;
 mod sysfs;
+pub mod transport;
 
+pub use addr::{Grh, MadAddr};
+pub use agent::{AgentId, AgentSpec, MethodMask};
 pub use error::{Error, Result};
+pub use port::Port;
+pub use transport::ibsim::IbsimOptions;
+pub use transport::{Issm, Received, Transport};

@@ -13,21 +13,10 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::path::Path;
 
-use crate::abi::{IbUserMadRegReq, IbUserMadRegReq2};
-
-/// `_IOWR(0x1b, 1, struct ib_user_mad_reg_req)`.
-pub const IB_USER_MAD_REGISTER_AGENT: libc::c_ulong = 0xC01C_1B01;
-/// `_IOW(0x1b, 2, __u32)`.
-pub const IB_USER_MAD_UNREGISTER_AGENT: libc::c_ulong = 0x4004_1B02;
-/// `_IO(0x1b, 3)`.
-pub const IB_USER_MAD_ENABLE_PKEY: libc::c_ulong = 0x0000_1B03;
-/// `_IOWR(0x1b, 4, struct ib_user_mad_reg_req2)`.
-pub const IB_USER_MAD_REGISTER_AGENT2: libc::c_ulong = 0xC028_1B04;
-
-/// The C `_IOC` encoding, so the literal constants above can be checked against it.
-pub const fn ioc(dir: u32, ty: u32, nr: u32, size: u32) -> libc::c_ulong {
-    ((dir << 30) | (size << 16) | (ty << 8) | nr) as libc::c_ulong
-}
+use crate::abi::{
+    IbUserMadRegReq, IbUserMadRegReq2, IB_USER_MAD_ENABLE_PKEY, IB_USER_MAD_REGISTER_AGENT,
+    IB_USER_MAD_REGISTER_AGENT2, IB_USER_MAD_UNREGISTER_AGENT,
+};
 
 /// An owned file descriptor closed with libc `close` (so an interposer sees the close too).
 #[derive(Debug)]
@@ -105,7 +94,11 @@ pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
 /// `poll({fd, POLLIN}, 1, timeout_ms)`: `Ok(true)` when readable (or in error: the next read
 /// reports it), `Ok(false)` on timeout. `EINTR` is retried with the same timeout.
 pub fn poll_in(fd: RawFd, timeout_ms: libc::c_int) -> io::Result<bool> {
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
     loop {
         // SAFETY: `p` is one valid, initialised pollfd and nfds is 1.
         let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
@@ -144,14 +137,26 @@ pub fn enable_pkey(fd: RawFd) -> io::Result<()> {
 /// `ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req)`; the kernel writes the agent id into `req.id`.
 pub fn register_agent(fd: RawFd, req: &mut IbUserMadRegReq) -> io::Result<()> {
     // SAFETY: `req` is a valid, exclusively borrowed `struct ib_user_mad_reg_req` (28 bytes).
-    ioctl_result(unsafe { libc::ioctl(fd, IB_USER_MAD_REGISTER_AGENT as _, req as *mut IbUserMadRegReq) })
+    ioctl_result(unsafe {
+        libc::ioctl(
+            fd,
+            IB_USER_MAD_REGISTER_AGENT as _,
+            req as *mut IbUserMadRegReq,
+        )
+    })
 }
 
 /// `ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req)`; the kernel writes `req.id` (and on EINVAL
 /// the supported flags into `req.flags`).
 pub fn register_agent2(fd: RawFd, req: &mut IbUserMadRegReq2) -> io::Result<()> {
     // SAFETY: `req` is a valid, exclusively borrowed `struct ib_user_mad_reg_req2` (40 bytes).
-    ioctl_result(unsafe { libc::ioctl(fd, IB_USER_MAD_REGISTER_AGENT2 as _, req as *mut IbUserMadRegReq2) })
+    ioctl_result(unsafe {
+        libc::ioctl(
+            fd,
+            IB_USER_MAD_REGISTER_AGENT2 as _,
+            req as *mut IbUserMadRegReq2,
+        )
+    })
 }
 
 /// `ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &id)`.
@@ -215,6 +220,7 @@ pub fn umad2sim_header_size() -> Option<usize> {
     }
     // SAFETY: `umad_size` is libibumad's `size_t umad_size(void)`, an exported C function with
     // this exact signature and no preconditions.
-    let size = unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn() -> libc::size_t>(f)() };
+    let size =
+        unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn() -> libc::size_t>(f)() };
     Some(size)
 }

@@ -1,0 +1,228 @@
+//! What an agent registers for: class, version, methods, RMPP, OUI.
+
+use crate::abi::{IbUserMadRegReq, IbUserMadRegReq2, USER_RMPP};
+use crate::{Error, Result};
+
+/// The OpenIB OUI libibumad's `umad_register` puts into every legacy registration.
+pub const OPENIB_OUI: u32 = 0x00_1405;
+
+/// An agent's id on its port (0..31 on the kernel), as returned by registration and carried
+/// by every received MAD.
+pub type AgentId = u32;
+
+/// A 128-bit set of methods: the methods an agent receives *requests* for.
+///
+/// An empty mask makes a client-only agent, which receives just the responses to its own
+/// requests (and their timeouts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct MethodMask(pub [u64; 2]);
+
+impl MethodMask {
+    /// No methods: a client-only agent.
+    pub const EMPTY: MethodMask = MethodMask([0; 2]);
+
+    /// The mask holding exactly `methods` (method values 0..=127).
+    pub fn of(methods: &[u8]) -> MethodMask {
+        methods.iter().fold(MethodMask::EMPTY, |m, &x| m.with(x))
+    }
+
+    /// This mask plus `method` (values ≥ 128 are ignored: no method has the response bit).
+    pub fn with(mut self, method: u8) -> MethodMask {
+        if method < 128 {
+            self.0[usize::from(method / 64)] |= 1u64 << (method % 64);
+        }
+        self
+    }
+
+    /// Whether `method` is in the mask.
+    pub fn contains(&self, method: u8) -> bool {
+        method < 128 && self.0[usize::from(method / 64)] & (1u64 << (method % 64)) != 0
+    }
+
+    /// Whether the mask is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0 == [0, 0]
+    }
+
+    fn as_u32s(&self) -> [u32; 4] {
+        let [a, b] = self.0;
+        [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]
+    }
+}
+
+/// Everything an agent registers with — the arguments of `umad_register`,
+/// `umad_register_oui` and `umad_register2` in one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[doc(alias = "umad_reg_attr")]
+pub struct AgentSpec {
+    /// Management class (0 = no class: a client that only sends requests).
+    pub class: u8,
+    /// Class version.
+    pub class_version: u8,
+    /// Methods whose requests this agent receives.
+    pub methods: MethodMask,
+    /// RMPP version (0 = none, 1 = RMPP; only for RMPP-capable classes).
+    pub rmpp_version: u8,
+    /// 24-bit OUI, required for vendor classes 0x30–0x4F.
+    pub oui: u32,
+    /// Registration flags (`IB_USER_MAD_USER_RMPP`).
+    pub flags: u32,
+}
+
+impl AgentSpec {
+    /// A client-only agent of `class`/`class_version` (no methods, no RMPP, no OUI).
+    #[doc(alias = "umad_register")]
+    pub fn new(class: u8, class_version: u8) -> AgentSpec {
+        AgentSpec {
+            class,
+            class_version,
+            methods: MethodMask::EMPTY,
+            rmpp_version: 0,
+            oui: 0,
+            flags: 0,
+        }
+    }
+
+    /// The same agent receiving requests with these methods.
+    pub fn methods(mut self, methods: MethodMask) -> AgentSpec {
+        self.methods = methods;
+        self
+    }
+
+    /// The same agent with an RMPP version (1 lets the kernel do RMPP for the agent).
+    pub fn rmpp_version(mut self, version: u8) -> AgentSpec {
+        self.rmpp_version = version;
+        self
+    }
+
+    /// The same agent with a 24-bit OUI (vendor classes 0x30–0x4F).
+    #[doc(alias = "umad_register_oui")]
+    pub fn oui(mut self, oui: u32) -> AgentSpec {
+        self.oui = oui;
+        self
+    }
+
+    /// The same agent with registration flags (e.g. [`USER_RMPP`]).
+    #[doc(alias = "umad_register2")]
+    pub fn flags(mut self, flags: u32) -> AgentSpec {
+        self.flags = flags;
+        self
+    }
+
+    /// The same agent doing RMPP in user space (`IB_USER_MAD_USER_RMPP`).
+    pub fn user_rmpp(self) -> AgentSpec {
+        self.flags(self.flags | USER_RMPP)
+    }
+
+    /// The QP the agent lives on: 0 (SMI) for classes 0x01 and 0x81, else 1 (GSI).
+    pub fn qpn(&self) -> u32 {
+        if self.class == 0x01 || self.class == 0x81 {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// Whether the class is in the vendor range with OUI (0x30–0x4F).
+    pub fn is_vendor_oui_class(&self) -> bool {
+        (0x30..=0x4f).contains(&self.class)
+    }
+
+    /// Checks what the kernel would refuse with a bare `EINVAL`, and says why.
+    pub fn validate(&self) -> Result<()> {
+        if self.oui > 0x00ff_ffff {
+            return Err(Error::InvalidArgument(format!(
+                "OUI {:#x} does not fit 24 bits",
+                self.oui
+            )));
+        }
+        if self.is_vendor_oui_class() && self.oui == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "class {:#04x} is a vendor class with OUI (0x30-0x4f): give the vendor's 24-bit OUI",
+                self.class
+            )));
+        }
+        if self.class_version >= 8 {
+            return Err(Error::InvalidArgument(format!(
+                "class version {} is out of range: the kernel accepts 0..7",
+                self.class_version
+            )));
+        }
+        Ok(())
+    }
+
+    /// The `IB_USER_MAD_REGISTER_AGENT2` argument.
+    pub(crate) fn to_reg_req2(self) -> IbUserMadRegReq2 {
+        IbUserMadRegReq2 {
+            qpn: self.qpn(),
+            mgmt_class: self.class,
+            mgmt_class_version: self.class_version,
+            flags: self.flags,
+            method_mask: self.methods.0,
+            oui: self.oui,
+            rmpp_version: self.rmpp_version,
+            ..IbUserMadRegReq2::default()
+        }
+    }
+
+    /// The legacy `IB_USER_MAD_REGISTER_AGENT` argument (no flags). Non-vendor classes carry
+    /// the OpenIB OUI, as `umad_register` sends it.
+    pub(crate) fn to_reg_req(self) -> IbUserMadRegReq {
+        let oui = if self.is_vendor_oui_class() {
+            self.oui
+        } else {
+            OPENIB_OUI
+        };
+        let [_, o0, o1, o2] = oui.to_be_bytes();
+        IbUserMadRegReq {
+            id: 0,
+            method_mask: self.methods.as_u32s(),
+            qpn: self.qpn() as u8,
+            mgmt_class: self.class,
+            mgmt_class_version: self.class_version,
+            oui: [o0, o1, o2],
+            rmpp_version: self.rmpp_version,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_mask_bits() {
+        let m = MethodMask::of(&[1, 63, 64, 127, 200]);
+        assert_eq!(m.0, [0x8000_0000_0000_0002, 0x8000_0000_0000_0001]);
+        assert!(m.contains(64) && m.contains(1) && !m.contains(2) && !m.contains(200));
+        assert_eq!(m.as_u32s(), [2, 0x8000_0000, 1, 0x8000_0000]);
+    }
+
+    #[test]
+    fn qp_and_requests() {
+        assert_eq!(AgentSpec::new(0x81, 1).qpn(), 0);
+        assert_eq!(AgentSpec::new(0x01, 1).qpn(), 0);
+        assert_eq!(AgentSpec::new(0x04, 1).qpn(), 1);
+        let r = AgentSpec::new(0x4f, 1)
+            .oui(0x00066a)
+            .methods(MethodMask::of(&[1]))
+            .to_reg_req();
+        assert_eq!(r.oui, [0x00, 0x06, 0x6a]);
+        assert_eq!(r.qpn, 1);
+        assert_eq!(AgentSpec::new(0x04, 1).to_reg_req().oui, [0x00, 0x14, 0x05]);
+        let r2 = AgentSpec::new(0x4f, 1)
+            .oui(0x00066a)
+            .user_rmpp()
+            .to_reg_req2();
+        assert_eq!((r2.oui, r2.flags, r2.qpn), (0x00066a, 1, 1));
+    }
+
+    #[test]
+    fn validation_explains() {
+        let e = AgentSpec::new(0x30, 1).validate().unwrap_err().to_string();
+        assert!(e.contains("OUI"), "{e}");
+        assert!(AgentSpec::new(0x30, 1).oui(0x1_000_000).validate().is_err());
+        assert!(AgentSpec::new(0x04, 8).validate().is_err());
+        assert!(AgentSpec::new(0x04, 1).validate().is_ok());
+    }
+}

@@ -1,0 +1,123 @@
+//! The seam between [`Port`](crate::Port) and what carries the MADs.
+//!
+//! Two transports are built in: [`kernel`] (the `ib_umad` character devices, also what ibsim's
+//! `libumad2sim.so` shim intercepts) and [`ibsim`] (a native client of the ibsim simulator's
+//! socket protocol, no LD_PRELOAD). Both give the kernel's semantics: agents with ids, the
+//! TID's upper 32 bits owned by the transport, send timeouts and retries that end in a
+//! receive with status `ETIMEDOUT`.
+
+use std::fmt;
+use std::os::unix::io::RawFd;
+use std::time::{Duration, Instant};
+
+use crate::addr::MadAddr;
+use crate::agent::{AgentId, AgentSpec};
+use crate::device::Ca;
+use crate::Result;
+
+pub mod ibsim;
+pub mod kernel;
+
+/// `ETIMEDOUT`: the status of a received MAD that reports a send which got no response.
+pub const STATUS_TIMEOUT: u32 = libc::ETIMEDOUT as u32;
+
+/// A MAD taken off a port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    /// The agent it was delivered to.
+    pub agent: AgentId,
+    /// 0, or [`STATUS_TIMEOUT`] when this reports a request that got no response; the MAD is
+    /// then the request itself.
+    #[doc(alias = "umad_status")]
+    pub status: u32,
+    /// Where it came from.
+    #[doc(alias = "umad_get_mad_addr")]
+    pub addr: MadAddr,
+    /// The MAD (for RMPP: the whole reassembled message).
+    #[doc(alias = "umad_get_mad")]
+    pub mad: Vec<u8>,
+}
+
+impl Received {
+    /// Whether this reports a send that timed out.
+    pub fn is_timeout(&self) -> bool {
+        self.status == STATUS_TIMEOUT
+    }
+}
+
+/// A MAD to send.
+#[derive(Debug, Clone, Copy)]
+pub struct Outgoing<'a> {
+    /// The sending agent.
+    pub agent: AgentId,
+    /// The MAD bytes (up to 256 bytes, or longer for RMPP-capable classes on the kernel).
+    pub mad: &'a [u8],
+    /// Destination.
+    pub addr: MadAddr,
+    /// Milliseconds to wait for the response to a request; 0 = no response expected.
+    pub timeout_ms: u32,
+    /// How many times to resend a request that got no response in time.
+    pub retries: u32,
+}
+
+/// What carries MADs for a [`Port`](crate::Port). Implement it to plug in another fabric
+/// (an in-process simulator, a recorder, a fault injector).
+pub trait Transport: Send + Sync + fmt::Debug {
+    /// Name of the CA this transport is attached to.
+    fn ca_name(&self) -> &str;
+    /// Port number on that CA.
+    fn port_num(&self) -> u32;
+    /// Describes the CA and the attached port.
+    fn ca(&self) -> Result<Ca>;
+    /// Registers an agent.
+    fn register(&self, spec: &AgentSpec) -> Result<AgentId>;
+    /// Unregisters an agent.
+    fn unregister(&self, agent: AgentId) -> Result<()>;
+    /// Sends one MAD.
+    fn send(&self, out: &Outgoing<'_>) -> Result<()>;
+    /// Takes the next MAD, waiting up to `timeout` (`None`: forever). `Ok(None)` when none came.
+    fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>>;
+    /// Waits until a MAD can be received, up to `timeout` (`None`: forever).
+    fn poll(&self, timeout: Option<Duration>) -> Result<bool>;
+    /// A descriptor that becomes readable when MADs arrive, for event loops.
+    fn raw_fd(&self) -> RawFd;
+    /// Becomes the port's subnet manager (sets PortInfo.CapabilityMask.IsSM) until the guard
+    /// is dropped.
+    fn issm(&self) -> Result<Issm>;
+}
+
+/// While alive, the port advertises IsSM; dropping it clears the bit.
+#[doc(alias = "umad_get_issm_path")]
+pub struct Issm {
+    _held: Box<dyn Send + Sync>,
+}
+
+impl Issm {
+    /// Wraps whatever keeps IsSM set (an open `issmN` fd, an ibsim flag reset on drop).
+    pub fn new(held: Box<dyn Send + Sync>) -> Issm {
+        Issm { _held: held }
+    }
+}
+
+impl fmt::Debug for Issm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Issm")
+    }
+}
+
+/// A deadline for `timeout` from now (`None` = never).
+pub(crate) fn deadline(timeout: Option<Duration>) -> Option<Instant> {
+    timeout.and_then(|t| Instant::now().checked_add(t))
+}
+
+/// Milliseconds left until `deadline`, rounded up, for `poll` (-1 = forever).
+pub(crate) fn poll_ms(deadline: Option<Instant>) -> libc::c_int {
+    match deadline {
+        None => -1,
+        Some(d) => {
+            let left = d.saturating_duration_since(Instant::now());
+            let ms = left.as_micros().div_ceil(1000);
+            ms.min(libc::c_int::MAX as u128) as libc::c_int
+        }
+    }
+}
