@@ -20,11 +20,15 @@ pub struct TestOpts {
     pub cargo_args: Vec<String>,
 }
 
+/// How many distinct ibsim-backed tests the workspace has. A ratchet: CI fails when fewer
+/// ran, so a test that silently stops reaching ibsim is noticed. Raise it with new tests.
+pub const IBSIM_TESTS: usize = 24;
+
 impl Default for TestOpts {
     fn default() -> Self {
         TestOpts {
             require_ibsim: false,
-            min_ibsim_tests: 1,
+            min_ibsim_tests: IBSIM_TESTS,
             cargo_args: Vec::new(),
         }
     }

@@ -176,7 +176,7 @@ pub enum HeaderLayout {
 
 impl HeaderLayout {
     /// Header length in bytes: where the MAD starts.
-    pub const fn len(self) -> usize {
+    pub const fn header_len(self) -> usize {
         match self {
             HeaderLayout::Old => HDR_LEN_OLD,
             HeaderLayout::WithPkey => HDR_LEN,

@@ -119,7 +119,7 @@ impl MadAddr {
         self
     }
 
-    /// Writes the address into a user-MAD header (`hdr` holds at least `layout.len()` bytes).
+    /// Writes the address into a user-MAD header (`hdr` holds at least `layout.header_len()` bytes).
     /// The P_Key index is only written with the 64-byte layout, as the kernel only reads it there.
     pub(crate) fn emit(&self, h: &mut [u8], layout: HeaderLayout) {
         h[hdr::QPN].copy_from_slice(&self.qpn.to_be_bytes());
@@ -139,7 +139,7 @@ impl MadAddr {
         }
     }
 
-    /// Reads the address out of a user-MAD header (at least `layout.len()` bytes).
+    /// Reads the address out of a user-MAD header (at least `layout.header_len()` bytes).
     pub(crate) fn parse(h: &[u8], layout: HeaderLayout) -> MadAddr {
         let be32 = |r: core::ops::Range<usize>| {
             u32::from_be_bytes([h[r.start], h[r.start + 1], h[r.start + 2], h[r.start + 3]])

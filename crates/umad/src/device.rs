@@ -5,7 +5,8 @@
 //!
 //! The directories are parameters ([`Paths`]), so everything here runs on fixture trees as well
 //! as on `/sys`. Every file and directory is read through the libc `open`/`read`/`opendir`
-//! symbols (see `sys`), never `std::fs`, so ibsim's LD_PRELOAD shim sees every access.
+//! symbols (see `sys`), never Rust's own file APIs, so ibsim's LD_PRELOAD shim sees every
+//! access.
 //!
 //! Differences from libibumad, all deliberate:
 //! * no fixed limits: any number of CAs, ports (libibumad refuses a whole CA with 10 or more

@@ -1412,3 +1412,81 @@ fn class_dir_that_is_a_file_is_an_error() {
     assert_eq!(expect_sysfs_path(d.ca_names()), class);
     assert_eq!(expect_sysfs_path(d.resolve(None, 0, false)), class);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The sysfs readers on real files (their pure parsers are tested in `sysfs`).
+
+#[test]
+fn sysfs_readers_on_files() {
+    use crate::sysfs::{list_dir, read_gid, read_guid, read_string, read_uint};
+    let fx = Fixture::new();
+    let file = |name: &str, content: &str| {
+        let p = fx.root.join("files").join(name);
+        fx.write(&p, content);
+        p
+    };
+    assert_eq!(read_uint(&file("state", "4: ACTIVE\n")).unwrap(), 4);
+    assert_eq!(read_uint(&file("lid", "0x1a")).unwrap(), 26);
+    assert_eq!(
+        read_string(&file("ll", "Ethernet\n"), 20).unwrap(),
+        "Ethernet"
+    );
+    // Only max - 1 bytes count.
+    assert_eq!(
+        read_string(&file("long", "0123456789abcdef\n"), 8).unwrap(),
+        "0123456"
+    );
+    assert_eq!(
+        read_guid(&file("guid", "0002:c903:0001:2345\n")).unwrap(),
+        CA_GUID
+    );
+    let gid = read_gid(&file("gid", "fe80:0000:0000:0000:0002:c903:0001:2346\n")).unwrap();
+    assert_eq!(
+        u128::from_be_bytes(gid),
+        (u128::from(GID_PREFIX) << 64) | u128::from(CA_GUID + 1)
+    );
+    // Only 31 characters of a number file count, as in C: 33 spaces then a digit is 0.
+    assert_eq!(
+        read_uint(&file("padded", &format!("{}5\n", " ".repeat(33)))).unwrap(),
+        0
+    );
+    let mut names = list_dir(&fx.root.join("files")).unwrap();
+    names.sort();
+    assert_eq!(
+        names,
+        ["gid", "guid", "lid", "ll", "long", "padded", "state"]
+    );
+}
+
+#[test]
+fn sysfs_reader_errors_name_the_file() {
+    use crate::sysfs::{list_dir, read_gid, read_guid, read_uint};
+    let fx = Fixture::new();
+    let file = |name: &str, content: &str| {
+        let p = fx.root.join("files").join(name);
+        fx.write(&p, content);
+        p
+    };
+    let missing = fx.root.join("files/missing");
+    match read_uint(&missing) {
+        Err(Error::Sysfs { path, source }) => {
+            assert_eq!(path, missing);
+            assert_eq!(source.kind(), io::ErrorKind::NotFound);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let big = file("big", "0x1ffffffff\n");
+    let (path, msg) = expect_parse(read_uint(&big));
+    assert_eq!(path, big);
+    assert!(
+        msg.contains(&big.display().to_string()) && msg.contains("0x1ffffffff"),
+        "{msg}"
+    );
+    let bad = file("bad_guid", "garbage\n");
+    assert!(
+        matches!(read_guid(&bad), Err(Error::Parse { path, text, .. }) if path == bad && text == "garbage")
+    );
+    let bad = file("bad_gid", "fe80::1\n");
+    assert!(matches!(read_gid(&bad), Err(Error::Parse { path, .. }) if path == bad));
+    assert!(matches!(list_dir(&missing), Err(Error::Sysfs { path, .. }) if path == missing));
+}

@@ -89,53 +89,73 @@ impl KernelTransport {
         }
     }
 
-    /// One `read`: `Ok(None)` when nothing is queued, the whole message otherwise.
+    /// One message off the fd: `Ok(None)` when nothing is queued.
     fn read_one(&self) -> Result<Option<Received>> {
-        let h = self.layout.len();
-        let mut buf = vec![0u8; h + FIRST_READ];
-        let n = loop {
-            match sys::read(self.fd.raw(), &mut buf) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                    // The kernel copied the header; its length field is what the message needs.
-                    let need = u32::from_ne_bytes(buf[hdr::LENGTH].try_into().unwrap_or_default())
-                        as usize;
-                    if need <= buf.len() {
-                        return Err(self.recv_err(e));
-                    }
-                    buf.resize(need, 0);
-                }
-                Err(e) => return Err(self.recv_err(e)),
-            }
-        };
-        if n < h {
-            return Err(self.recv_err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("short read: {n} bytes, less than the {h}-byte header"),
-            )));
-        }
-        let word = |r: std::ops::Range<usize>| {
-            u32::from_ne_bytes([
-                buf[r.start],
-                buf[r.start + 1],
-                buf[r.start + 2],
-                buf[r.start + 3],
-            ])
-        };
-        let agent = word(hdr::ID);
-        let status = word(hdr::STATUS);
-        let addr = MadAddr::parse(&buf, self.layout);
-        buf.truncate(n);
-        buf.drain(..h);
-        Ok(Some(Received {
-            agent,
-            status,
-            addr,
-            mad: buf,
-        }))
+        let fd = self.fd.raw();
+        read_message(self.layout, |buf| sys::read(fd, buf)).map_err(|e| self.recv_err(e))
     }
+}
+
+/// Reads one message with `read` (one `read(2)` per call) the way the kernel wants it read:
+/// first into room for a header and one MAD; when the kernel answers `ENOSPC` (an RMPP
+/// message longer than that), it has copied the header, whose `length` field tells the size
+/// needed, and the message stays queued — so grow the buffer and read it again, whole.
+/// `Ok(None)` when nothing is queued (`EAGAIN`, or umad2sim's `-EWOULDBLOCK`).
+fn read_message(
+    layout: HeaderLayout,
+    mut read: impl FnMut(&mut [u8]) -> io::Result<usize>,
+) -> io::Result<Option<Received>> {
+    let h = layout.header_len();
+    let mut buf = vec![0u8; h + FIRST_READ];
+    let n = loop {
+        match read(&mut buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
+                let need = u32::from_ne_bytes([
+                    buf[hdr::LENGTH.start],
+                    buf[hdr::LENGTH.start + 1],
+                    buf[hdr::LENGTH.start + 2],
+                    buf[hdr::LENGTH.start + 3],
+                ]) as usize;
+                if need <= buf.len() {
+                    // The kernel's size is no bigger than what it refused: don't loop forever.
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("kernel said ENOSPC but asks for {need} bytes, no more than the {} offered", buf.len()),
+                    ));
+                }
+                buf.resize(need, 0);
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    if n < h {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("short read: {n} bytes, less than the {h}-byte header"),
+        ));
+    }
+    let word = |r: std::ops::Range<usize>| {
+        u32::from_ne_bytes([
+            buf[r.start],
+            buf[r.start + 1],
+            buf[r.start + 2],
+            buf[r.start + 3],
+        ])
+    };
+    let agent = word(hdr::ID);
+    let status = word(hdr::STATUS);
+    let addr = MadAddr::parse(&buf, layout);
+    buf.truncate(n);
+    buf.drain(..h);
+    Ok(Some(Received {
+        agent,
+        status,
+        addr,
+        mad: buf,
+    }))
 }
 
 impl Transport for KernelTransport {
@@ -220,7 +240,7 @@ impl Transport for KernelTransport {
     }
 
     fn send(&self, out: &Outgoing<'_>) -> Result<()> {
-        let h = self.layout.len();
+        let h = self.layout.header_len();
         let mut buf = vec![0u8; h + out.mad.len()];
         buf[hdr::ID].copy_from_slice(&out.agent.to_ne_bytes());
         buf[hdr::TIMEOUT_MS].copy_from_slice(&out.timeout_ms.to_ne_bytes());
@@ -292,5 +312,80 @@ impl Drop for KernelTransport {
         for id in (0..64).filter(|i| agents & (1u64 << i) != 0) {
             let _ = sys::unregister_agent(self.fd.raw(), id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake device queue holding one message of `mad_len` bytes behind a `layout` header,
+    /// refusing short buffers the way the kernel does for RMPP messages.
+    fn fake_kernel(
+        layout: HeaderLayout,
+        mad_len: usize,
+    ) -> (Vec<u8>, impl FnMut(&mut [u8]) -> io::Result<usize>) {
+        let h = layout.header_len();
+        let mut msg = vec![0u8; h + mad_len];
+        msg[hdr::ID].copy_from_slice(&3u32.to_ne_bytes());
+        msg[hdr::LENGTH].copy_from_slice(&((h + mad_len) as u32).to_ne_bytes());
+        msg[hdr::LID].copy_from_slice(&0x1234u16.to_be_bytes());
+        for (i, b) in msg[h..].iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let queued = msg.clone();
+        let mut calls = 0;
+        let read = move |buf: &mut [u8]| {
+            calls += 1;
+            assert!(calls <= 2, "re-read more than once");
+            if buf.len() < queued.len() {
+                buf[..h].copy_from_slice(&queued[..h]);
+                return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+            buf[..queued.len()].copy_from_slice(&queued);
+            Ok(queued.len())
+        };
+        (msg, read)
+    }
+
+    #[test]
+    fn a_long_message_is_reread_whole_after_enospc() {
+        for layout in [HeaderLayout::Old, HeaderLayout::WithPkey] {
+            let (msg, read) = fake_kernel(layout, 5000);
+            let r = read_message(layout, read).unwrap().expect("a message");
+            assert_eq!(r.agent, 3);
+            assert_eq!(r.addr.lid, 0x1234);
+            assert_eq!(r.mad.len(), 5000);
+            assert_eq!(&r.mad[..], &msg[layout.header_len()..]);
+        }
+    }
+
+    #[test]
+    fn a_short_message_needs_one_read() {
+        let (msg, read) = fake_kernel(HeaderLayout::WithPkey, 256);
+        let r = read_message(HeaderLayout::WithPkey, read).unwrap().unwrap();
+        assert_eq!(&r.mad[..], &msg[64..]);
+    }
+
+    #[test]
+    fn empty_queue_and_bad_answers() {
+        let r = read_message(HeaderLayout::Old, |_| {
+            Err(io::Error::from_raw_os_error(libc::EAGAIN))
+        })
+        .unwrap();
+        assert!(r.is_none());
+        let e = read_message(HeaderLayout::Old, |_| Ok(10)).unwrap_err();
+        assert!(e.to_string().contains("short read"), "{e}");
+        // ENOSPC without a bigger length in the header is an error, not an endless loop.
+        let e = read_message(HeaderLayout::Old, |_| {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("ENOSPC"), "{e}");
+        let e = read_message(HeaderLayout::Old, |_| {
+            Err(io::Error::from_raw_os_error(libc::EIO))
+        })
+        .unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EIO));
     }
 }
