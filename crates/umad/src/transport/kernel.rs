@@ -2,7 +2,6 @@
 
 use std::io;
 use std::os::unix::io::RawFd;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -26,7 +25,6 @@ pub struct KernelTransport {
     ca: String,
     port: u32,
     layout: HeaderLayout,
-    issm_path: PathBuf,
     agents: Mutex<u64>,
 }
 
@@ -46,7 +44,6 @@ impl KernelTransport {
         let abi = devices.abi_version()?;
         let (ca, port) = devices.resolve(ca, port, smi)?;
         let path = devices.umad_device_path(&ca, port)?;
-        let issm_path = devices.issm_device_path(&ca, port)?;
         let fd = sys::open_rw_nonblock(&path).map_err(|source| Error::Open {
             ca: ca.clone(),
             port,
@@ -67,7 +64,6 @@ impl KernelTransport {
             ca,
             port,
             layout,
-            issm_path,
             agents: Mutex::new(0),
         })
     }
@@ -288,10 +284,11 @@ impl Transport for KernelTransport {
     }
 
     fn issm(&self) -> Result<Issm> {
-        let fd = sys::open_rw_nonblock(&self.issm_path).map_err(|source| Error::Open {
+        let path = self.devices.issm_device_path(&self.ca, self.port)?;
+        let fd = sys::open_rw_nonblock(&path).map_err(|source| Error::Open {
             ca: self.ca.clone(),
             port: self.port,
-            path: self.issm_path.clone(),
+            path,
             source,
         })?;
         Ok(Issm::new(Box::new(fd)))
