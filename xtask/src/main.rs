@@ -18,7 +18,7 @@ commands:
   demo  start ibsim on fabrics/example.net, run opensm once, and show the C tools next to
         the umad-rs examples (installs ibsim with apt-get when run as root)
   test [--require-ibsim] [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
-        cargo test --workspace --all-targets, recording which ibsim-backed tests ran; with
+        cargo test --workspace, recording which ibsim-backed tests ran; with
         CI=true or --require-ibsim it fails when fewer than N (default 1) of them ran
   ci [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
         cargo fmt --check, cargo clippy --workspace --all-targets -D warnings, then `test`

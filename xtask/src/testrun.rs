@@ -57,14 +57,17 @@ pub fn parse_opts(args: &[String], allow_require_flag: bool) -> Result<TestOpts,
     Ok(opts)
 }
 
-/// `cargo test --workspace --all-targets` with the ibsim bookkeeping; `Err` = failure message.
+/// `cargo test --workspace` with the ibsim bookkeeping; `Err` = failure message.
+///
+/// Plain `cargo test` (not `--all-targets`) also runs doctests and builds the examples as
+/// programs, which the umad2sim tests run next to the C tools.
 pub fn test(opts: &TestOpts) -> Result<(), String> {
     let required = opts.require_ibsim || ibsim_required();
     let ran_file = ran_file_path();
     std::fs::write(&ran_file, "").map_err(|e| format!("{}: {e}", ran_file.display()))?;
 
     let mut cmd = Command::new(cargo());
-    cmd.args(["test", "--workspace", "--all-targets"])
+    cmd.args(["test", "--workspace"])
         .args(&opts.cargo_args)
         .current_dir(workspace_root())
         .env(RAN_FILE_ENV, &ran_file);

@@ -3,7 +3,8 @@
 //! `ibstat`, our `nodeinfo` example against `smpquery -D nodeinfo`. The examples also run
 //! natively (`UMAD_IBSIM`), which must print the same.
 //!
-//! The example binaries are built by `cargo test` (all targets) before tests run.
+//! The example binaries are built by plain `cargo test` before tests run (`cargo test
+//! --all-targets` would build them as test harnesses instead).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -17,7 +18,7 @@ fn example(name: &str) -> PathBuf {
     let path = dir.join("examples").join(name);
     assert!(
         path.exists(),
-        "{} is missing: run the tests with `cargo test --all-targets` so examples are built",
+        "{} is missing: plain `cargo test` builds it (`--all-targets` builds examples as test harnesses instead)",
         path.display()
     );
     path
