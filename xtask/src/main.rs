@@ -19,7 +19,7 @@ commands:
         the umad-rs examples (installs ibsim with apt-get when run as root)
   test [--require-ibsim] [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
         cargo test --workspace, recording which ibsim-backed tests ran; with
-        CI=true or --require-ibsim it fails when fewer than N (default 1) of them ran
+        CI=true or --require-ibsim it fails when fewer than N (default: all of them, testrun::IBSIM_TESTS) ran
   ci [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
         cargo fmt --check, cargo clippy --workspace --all-targets -D warnings, then `test`
         with CI semantics
