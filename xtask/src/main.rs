@@ -1,5 +1,6 @@
 //! Project automation for umad-rs: `cargo xtask <command>` (see `cargo xtask help`).
 
+mod capture;
 mod demo;
 mod fattree;
 mod testrun;
@@ -23,6 +24,9 @@ commands:
   ci [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
         cargo fmt --check, cargo clippy --workspace --all-targets -D warnings, then `test`
         with CI semantics
+  capture-fixtures
+        record real MAD replies from ibsim (SMP, PerfMgt, SA) as hex fixtures under
+        crates/mad/tests/fixtures/ibsim for the mad crate's decoding tests
   help  this text
 ";
 
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
                 print!("{net}");
             }),
         "demo" if rest.is_empty() => demo::run(),
+        "capture-fixtures" if rest.is_empty() => capture::run(),
         "test" => testrun::parse_opts(rest, true).and_then(|o| testrun::test(&o)),
         "ci" => testrun::parse_opts(rest, false).and_then(|o| testrun::ci(&o)),
         "help" | "-h" | "--help" => {
