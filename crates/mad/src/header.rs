@@ -110,34 +110,19 @@ impl MgmtClass {
 }
 
 impl fmt::Display for MgmtClass {
-    /// Names as libibumad's `umad_class_str()` prints them; classes without a
+    /// Names as libibumad's `umad_class_str()` prints them (see
+    /// [`crate::names::class_str`], typo in 0x21 included); classes without a
     /// name are shown as `Vendor(0x..)`, `Application(0x..)` or
     /// `Unknown(0x..)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self {
-            MgmtClass::SubnLid | MgmtClass::SubnDirectedRoute => "Subn",
-            MgmtClass::SubnAdm => "SubnAdm",
-            MgmtClass::Perf => "Perf",
-            MgmtClass::Bm => "BM",
-            MgmtClass::DevMgt => "DevMgt",
-            MgmtClass::ComMgt => "ComMgt",
-            MgmtClass::Snmp => "SNMP",
-            MgmtClass::DevAdm => "DevAdm",
-            MgmtClass::BootMgt => "BootMgt",
-            MgmtClass::Bis => "BIS",
-            MgmtClass::CongMgmt => "CongMgmt",
-            MgmtClass::Unknown(c) => {
-                let c = *c;
-                return if is_vendor_class(c) {
-                    write!(f, "Vendor(0x{c:02x})")
-                } else if APPLICATION_RANGE.contains(&c) {
-                    write!(f, "Application(0x{c:02x})")
-                } else {
-                    write!(f, "Unknown(0x{c:02x})")
-                };
+        let name = crate::names::class_str(u8::from(*self));
+        match self {
+            MgmtClass::Unknown(c) if name == crate::names::UNKNOWN => {
+                write!(f, "Unknown(0x{c:02x})")
             }
-        };
-        f.write_str(name)
+            MgmtClass::Unknown(c) => write!(f, "{name}(0x{c:02x})"),
+            _ => f.write_str(name),
+        }
     }
 }
 
@@ -231,28 +216,17 @@ impl Method {
 }
 
 impl fmt::Display for Method {
-    /// Names as libibumad's `umad_method_str()` prints them; unknown codes as
-    /// `Unknown(0x..)`.
+    /// Names as libibumad's `umad_method_str()` prints them for the SA class
+    /// (see [`crate::names::method_str`]), which knows every method this enum
+    /// names; unknown codes as `Unknown(0x..)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self {
-            Method::Get => "Get",
-            Method::Set => "Set",
-            Method::Send => "Send",
-            Method::Trap => "Trap",
-            Method::Report => "Report",
-            Method::TrapRepress => "TrapRepress",
-            Method::GetTable => "GetTable",
-            Method::GetTraceTable => "GetTraceTable",
-            Method::GetMulti => "GetMulti",
-            Method::Delete => "Delete",
-            Method::GetResp => "GetResp",
-            Method::ReportResp => "ReportResp",
-            Method::GetTableResp => "GetTableResp",
-            Method::GetMultiResp => "GetMultiResp",
-            Method::DeleteResp => "DeleteResp",
-            Method::Unknown(m) => return write!(f, "Unknown(0x{m:02x})"),
-        };
-        f.write_str(name)
+        match self {
+            Method::Unknown(m) => write!(f, "Unknown(0x{m:02x})"),
+            _ => f.write_str(crate::names::method_str(
+                u8::from(MgmtClass::SubnAdm),
+                u8::from(*self),
+            )),
+        }
     }
 }
 
@@ -360,23 +334,11 @@ impl From<Status> for u16 {
 
 impl fmt::Display for Status {
     /// The text of libibumad's `umad_common_mad_status_str()` (busy, then
-    /// redirect, then the invalid-field code, else "Success"), followed by the
-    /// raw value when any class-specific bit other than D is set.
+    /// redirect, then the invalid-field code, else "Success"; see
+    /// [`crate::names::common_mad_status_str`]), followed by the raw value
+    /// when any class-specific bit other than D is set.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = if self.is_busy() {
-            "Busy"
-        } else if self.is_redirect() {
-            "Redirection required"
-        } else {
-            match self.invalid_field() {
-                InvalidField::BadVersion => "Bad Version",
-                InvalidField::MethodNotSupported => "Method not supported",
-                InvalidField::MethodAttrNotSupported => "Method/Attribute combo not supported",
-                InvalidField::InvalidAttrValue => "Invalid attribute/modifier field",
-                InvalidField::None | InvalidField::Unknown(_) => "Success",
-            }
-        };
-        f.write_str(text)?;
+        f.write_str(crate::names::common_mad_status_str(self.0))?;
         if self.without_direction().0 & Self::CLASS_MASK != 0 {
             write!(f, " (status 0x{:04x})", self.0)?;
         }

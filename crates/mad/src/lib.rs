@@ -67,6 +67,7 @@ mod macros;
 
 pub mod attr;
 pub mod header;
+pub mod names;
 pub mod perf;
 pub mod smp;
 
@@ -80,6 +81,7 @@ pub use header::{
     is_rmpp_class, is_vendor_class, qp_for_class, InvalidField, Mad, MadHeader, Method, MgmtClass,
     Status, BASE_VERSION, HEADER_LEN, MAD_SIZE,
 };
+pub use names::{attribute_str, class_str, common_mad_status_str, method_str, sa_mad_status_str};
 pub use smp::{DrPath, Smp, SMP_DATA_LEN};
 
 /// Why a buffer or a piece of text could not be turned into a MAD structure.
