@@ -18,6 +18,7 @@ pub mod agent;
 pub mod device;
 pub mod error;
 pub mod port;
+pub mod raw;
 mod sys;
 mod sysfs;
 pub mod transport;

@@ -27,6 +27,13 @@ impl Fd {
     pub fn raw(&self) -> RawFd {
         self.0
     }
+
+    /// Gives up ownership: the caller must close the descriptor.
+    pub fn into_raw(self) -> RawFd {
+        let fd = self.0;
+        std::mem::forget(self);
+        fd
+    }
 }
 
 impl AsRawFd for Fd {
@@ -117,6 +124,41 @@ pub fn poll_in(fd: RawFd, timeout_ms: libc::c_int) -> io::Result<bool> {
                 }
             }
         }
+    }
+}
+
+/// One `poll({fd, events}, 1, timeout_ms)` exactly as called, without retrying `EINTR`:
+/// returns poll's result and the `revents` it reported.
+pub fn poll_once(
+    fd: RawFd,
+    events: i16,
+    timeout_ms: libc::c_int,
+) -> io::Result<(libc::c_int, i16)> {
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // SAFETY: `p` is one valid, initialised pollfd and nfds is 1.
+    let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok((n, p.revents))
+    }
+}
+
+/// `close(fd)` through the libc symbol.
+///
+/// # Safety
+/// `fd` must be owned by the caller and not used (or closed) by anything else afterwards:
+/// closing a descriptor another part of the program still uses breaks its I/O safety.
+pub unsafe fn close(fd: RawFd) -> io::Result<()> {
+    // SAFETY: the caller hands over ownership of `fd` (this function's contract).
+    if unsafe { libc::close(fd) } < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
     }
 }
 

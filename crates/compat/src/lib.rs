@@ -1,0 +1,1 @@
+//! Helpers for the compatibility tests (being written).

@@ -1,0 +1,1 @@
+//! The libibumad C ABI (being written).

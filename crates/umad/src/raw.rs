@@ -1,0 +1,27 @@
+//! Descriptor-level access to the kernel's umad devices, for callers that must hand plain file
+//! descriptors around — above all the libibumad C ABI, whose "port id" *is* the fd.
+//!
+//! These are the same libc calls [`Port`](crate::Port) uses (so interposers such as
+//! umad2sim see them), without ownership tracking: the caller owns every fd it opens here and
+//! closes it with [`close`]. Prefer [`Port`](crate::Port) in Rust code.
+
+use std::io;
+use std::os::unix::io::RawFd;
+use std::path::Path;
+
+pub use crate::sys::close;
+pub use crate::sys::{
+    enable_pkey, poll_once, read, register_agent, register_agent2, unregister_agent, write,
+};
+
+/// `open(path, O_RDWR | O_NONBLOCK)` — how libibumad opens `umadN` and `issmN`. The caller
+/// owns the returned descriptor.
+pub fn open_device(path: &Path) -> io::Result<RawFd> {
+    crate::sys::open_rw_nonblock(path).map(crate::sys::Fd::into_raw)
+}
+
+/// The header size ibsim's umad2sim shim uses when it is preloaded (the `umad_size()` of the
+/// libibumad loaded in the process), else `None`.
+pub fn umad2sim_header_size() -> Option<usize> {
+    crate::sys::umad2sim_header_size()
+}
