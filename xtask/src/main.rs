@@ -3,6 +3,7 @@
 mod capture;
 mod demo;
 mod fattree;
+mod fuzz;
 mod testrun;
 
 use std::ffi::OsString;
@@ -27,6 +28,8 @@ commands:
   capture-fixtures
         record real MAD replies from ibsim (SMP, PerfMgt, SA) as hex fixtures under
         crates/mad/tests/fixtures/ibsim for the mad crate's decoding tests
+  fuzz [--seconds N] [--runs N]
+        run every cargo-fuzz target in fuzz/ (default 10 s each; needs cargo-fuzz)
   help  this text
 ";
 
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         "demo" if rest.is_empty() => demo::run(),
         "capture-fixtures" if rest.is_empty() => capture::run(),
         "test" => testrun::parse_opts(rest, true).and_then(|o| testrun::test(&o)),
+        "fuzz" => fuzz::run(rest),
         "ci" => testrun::parse_opts(rest, false).and_then(|o| testrun::ci(&o)),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");

@@ -1,0 +1,7 @@
+//! `mad::NodeInfo`: parse never panics; emit(parse(x)) reproduces x.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    mad_fuzz::round_trip(data, mad::NodeInfo::parse, mad::NodeInfo::buffer_len, mad::NodeInfo::emit);
+});
