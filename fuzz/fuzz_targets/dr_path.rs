@@ -4,7 +4,9 @@ use libfuzzer_sys::fuzz_target;
 use mad::DrPath;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Ok(path) = DrPath::parse(text) {
         assert_eq!(DrPath::parse(&path.to_string()), Ok(path));
     }

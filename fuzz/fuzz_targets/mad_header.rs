@@ -4,8 +4,17 @@ use libfuzzer_sys::fuzz_target;
 use mad::{Mad, MadHeader};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(view) = Mad::new_checked(data) else { return };
-    let _ = (view.mgmt_class(), view.method(), view.status(), view.tid(), view.attr_id(), view.attr_mod());
+    let Ok(view) = Mad::new_checked(data) else {
+        return;
+    };
+    let _ = (
+        view.mgmt_class(),
+        view.method(),
+        view.status(),
+        view.tid(),
+        view.attr_id(),
+        view.attr_mod(),
+    );
     let _ = format!("{view}");
     if let Ok(h) = MadHeader::parse(&view) {
         let mut out = vec![0u8; h.buffer_len()];

@@ -3,5 +3,10 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    mad_fuzz::round_trip(data, mad::NodeInfo::parse, mad::NodeInfo::buffer_len, mad::NodeInfo::emit);
+    mad_fuzz::round_trip(
+        data,
+        mad::NodeInfo::parse,
+        mad::NodeInfo::buffer_len,
+        mad::NodeInfo::emit,
+    );
 });

@@ -14,7 +14,11 @@ pub fn round_trip<T, E>(
 ) {
     let Ok(value) = parse(data) else { return };
     let n = len(&value);
-    assert!(n <= data.len(), "parse accepted {} bytes but the value needs {n}", data.len());
+    assert!(
+        n <= data.len(),
+        "parse accepted {} bytes but the value needs {n}",
+        data.len()
+    );
     let mut out = vec![0u8; n];
     emit(&value, &mut out);
     assert_eq!(&out[..], &data[..n], "emit(parse(x)) differs from x");
