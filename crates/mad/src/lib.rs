@@ -69,7 +69,11 @@ pub mod attr;
 pub mod header;
 pub mod names;
 pub mod perf;
+pub mod rmpp;
+pub mod sa;
 pub mod smp;
+pub mod types;
+pub mod vendor;
 
 use core::fmt;
 
@@ -83,6 +87,17 @@ pub use header::{
 };
 pub use names::{attribute_str, class_str, common_mad_status_str, method_str, sa_mad_status_str};
 pub use smp::{DrPath, Smp, SMP_DATA_LEN};
+
+pub use attr::{
+    ClassPortInfo, GuidInfo, LinearForwardingTable, MulticastForwardingTable, Notice, PKeyTable,
+    SlToVlTable, SmInfo, SmState, SwitchInfo, TrapNumber, VlArbTable,
+};
+pub use rmpp::{Rmpp, RmppHeader, RmppStatus, RmppType};
+pub use attr::{PortCountersExt, PortDataSl, PortSamplesControl};
+pub use sa::{SaHeader, SaMad, SaRecord, SaStatus};
+pub use smp::DrAction;
+pub use types::{Gid, Mtu, Rate, Selector};
+pub use vendor::{VendorHeader, VendorMad};
 
 /// Why a buffer or a piece of text could not be turned into a MAD structure.
 ///

@@ -20,6 +20,12 @@
 //! routes. [`Smp::dr_request`] and [`Smp::lid_request`] build ready-to-send
 //! requests the way libibmad does (DrSLID = DrDLID = 0xffff, hop pointer 0,
 //! M_Key 0).
+//!
+//! For the other side of the wire (an SMA, a switch, a simulated fabric),
+//! [`Smp::advance_hop_pointer`] applies the directed-route rules of IBA
+//! 14.2.2.2 at one node and returns a [`DrAction`];
+//! [`Smp::is_at_destination`] tells whether a request is for this node's
+//! SMA; [`Smp::make_response`] turns a request into its response.
 
 use core::fmt;
 use core::str::FromStr;
@@ -266,6 +272,212 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Smp<T> {
     /// The return path, mutably.
     pub fn return_path_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[field::RETURN_PATH]
+    }
+}
+
+/// What a node does with a directed-route SMP after
+/// [`Smp::advance_hop_pointer`] processed its hop pointer (IBA Vol 1,
+/// 14.2.2.2, compliance statements C14-9 and C14-13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DrAction {
+    /// Send the SMP out of this port. The caller checks that the port
+    /// exists (the kernel discards SMPs naming a port above the node's port
+    /// count).
+    Forward(u8),
+    /// Hand the SMP to this node's SMA (outgoing, D = 0) or to the SM that
+    /// sent the request (returning, D = 1).
+    Local,
+    /// The directed part of the route ends at this switch: send the SMP on
+    /// by LID routing to this LID (DrDLID for a request, DrSLID for a
+    /// response).
+    LidRoute(u16),
+    /// The SMP begins with a LID-routed part whose LID the SMP does not
+    /// carry: a request with a non-permissive DrSLID leaving its originator
+    /// (send it to the first switch of the directed part), or the response
+    /// to a request that reached this node by LID routing (send it back to
+    /// that request's source LID). The hop pointer is unchanged.
+    LeadingLidRoute,
+    /// Drop the SMP: a hop pointer that fits no rule, a hop count above
+    /// [`DrPath::MAX_HOPS`], a node that is not a switch asked to forward or
+    /// LID-route, or an SMP that is not directed-route (class 0x81).
+    Discard,
+}
+
+impl<T: AsRef<[u8]>> Smp<T> {
+    /// Whether this directed-route SMP is a request (D = 0) at the node its
+    /// route leads to, i.e. for this node's SMA:
+    ///
+    /// * on arrival, before [`Smp::advance_hop_pointer`]: hop pointer ==
+    ///   hop count and DrDLID is the permissive LID (no LID-routed part
+    ///   follows the directed part);
+    /// * after it (the SMA's view, IBA C14-9:3/4): hop pointer ==
+    ///   hop count + 1, which is also how a request arrives over a
+    ///   LID-routed last part.
+    ///
+    /// At a switch that ends the directed part and LID-routes the request
+    /// on, the second condition also holds once `advance_hop_pointer`
+    /// returned [`DrAction::LidRoute`]; that return value is what decides.
+    pub fn is_at_destination(&self) -> bool {
+        if !self.is_directed_route() || self.direction() {
+            return false;
+        }
+        let (ptr, cnt) = (u16::from(self.hop_pointer()), u16::from(self.hop_count()));
+        (ptr == cnt && self.dr_dlid() == PERMISSIVE_LID) || ptr == cnt + 1
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Smp<T> {
+    /// Processes the hop pointer of a directed-route SMP at one node and
+    /// says where the SMP goes next, per IBA Vol 1, 14.2.2.2 (receive and
+    /// send processing combined, as one step per node).
+    ///
+    /// `arrived_on` is the port the SMP was received on, or `None` where it
+    /// starts: at the SM sending a request, or at the SMA sending the
+    /// response built by [`Smp::make_response`]. `is_switch` says whether
+    /// this node is a switch (only switches forward).
+    ///
+    /// Outgoing (D = 0), with hop pointer `p` and hop count `n`:
+    ///
+    /// 1. `n > 0`, `p == 0` (C14-9:1): at the originator (if DrSLID is not
+    ///    permissive, [`DrAction::LeadingLidRoute`] and nothing changes),
+    ///    or at the first switch reached by LID routing: `p = 1`, forward
+    ///    out of `InitialPath[1]`.
+    /// 2. `0 < p < n` (C14-9:2, switches only): `ReturnPath[p] =
+    ///    arrived_on`, `p += 1`, forward out of `InitialPath[p]`.
+    /// 3. `p == n` (C14-9:3): end of the directed part. If `n > 0`,
+    ///    `ReturnPath[p] = arrived_on`; `p += 1`; then [`DrAction::Local`]
+    ///    if DrDLID is permissive, else (switches only)
+    ///    [`DrAction::LidRoute`]`(DrDLID)`. With `n == 0` this is the
+    ///    loopback to the local SMA.
+    /// 4. `p == n + 1` (C14-9:4): arrived over the LID-routed last part:
+    ///    [`DrAction::Local`].
+    ///
+    /// Returning (D = 1):
+    ///
+    /// 1. `n > 0`, `p == n + 1` (C14-13:1): at the responder (if DrDLID is
+    ///    not permissive, [`DrAction::LeadingLidRoute`] and nothing
+    ///    changes), or at the switch that ended the directed part, reached
+    ///    by LID routing: `p -= 1`, forward out of `ReturnPath[p]`.
+    /// 2. `2 <= p <= n` (C14-13:2, switches only): `p -= 1`, forward out of
+    ///    `ReturnPath[p]`.
+    /// 3. `p == 1` (C14-13:3): `p = 0`; [`DrAction::Local`] (the SM) if
+    ///    DrSLID is permissive, else (switches only)
+    ///    [`DrAction::LidRoute`]`(DrSLID)`.
+    /// 4. `p == 0` (C14-13:4): arrived over the LID-routed last part:
+    ///    [`DrAction::Local`].
+    ///
+    /// Anything else (C14-9:5, C14-13:5) is [`DrAction::Discard`], and the
+    /// SMP is not modified. A response's hop pointer ends at 0, as the
+    /// kernel delivers it to the SM.
+    pub fn advance_hop_pointer(&mut self, arrived_on: Option<u8>, is_switch: bool) -> DrAction {
+        let count = self.hop_count();
+        if !self.is_directed_route() || usize::from(count) > DrPath::MAX_HOPS {
+            return DrAction::Discard;
+        }
+        let (p, n) = (self.hop_pointer(), count);
+        let dr_slid = self.dr_slid();
+        let dr_dlid = self.dr_dlid();
+        // Both paths are 64 bytes and n <= 63, so every index below is in
+        // range.
+        if !self.direction() {
+            if n > 0 && p == 0 {
+                if arrived_on.is_none() && dr_slid != PERMISSIVE_LID {
+                    return DrAction::LeadingLidRoute;
+                }
+                self.set_hop_pointer(1);
+                return DrAction::Forward(self.initial_path_byte(1));
+            }
+            if p > 0 && p < n {
+                if !is_switch {
+                    return DrAction::Discard;
+                }
+                if let Some(port) = arrived_on {
+                    self.return_path_mut()[usize::from(p)] = port;
+                }
+                self.set_hop_pointer(p + 1);
+                return DrAction::Forward(self.initial_path_byte(p + 1));
+            }
+            if p == n {
+                let action = if dr_dlid == PERMISSIVE_LID {
+                    DrAction::Local
+                } else if is_switch {
+                    DrAction::LidRoute(dr_dlid)
+                } else {
+                    return DrAction::Discard;
+                };
+                if let Some(port) = arrived_on.filter(|_| n > 0) {
+                    self.return_path_mut()[usize::from(p)] = port;
+                }
+                self.set_hop_pointer(p + 1);
+                return action;
+            }
+            if u16::from(p) == u16::from(n) + 1 {
+                return DrAction::Local;
+            }
+            DrAction::Discard
+        } else {
+            if n > 0 && u16::from(p) == u16::from(n) + 1 {
+                if arrived_on.is_none() && dr_dlid != PERMISSIVE_LID {
+                    return DrAction::LeadingLidRoute;
+                }
+                self.set_hop_pointer(n);
+                return DrAction::Forward(self.return_path_byte(n));
+            }
+            if (2..=n).contains(&p) {
+                if !is_switch {
+                    return DrAction::Discard;
+                }
+                self.set_hop_pointer(p - 1);
+                return DrAction::Forward(self.return_path_byte(p - 1));
+            }
+            if p == 1 {
+                let action = if dr_slid == PERMISSIVE_LID {
+                    DrAction::Local
+                } else if is_switch {
+                    DrAction::LidRoute(dr_slid)
+                } else {
+                    return DrAction::Discard;
+                };
+                self.set_hop_pointer(0);
+                return action;
+            }
+            if p == 0 {
+                return DrAction::Local;
+            }
+            DrAction::Discard
+        }
+    }
+
+    /// Turns a received request into its response in place, as an SMA
+    /// answers (IBA Vol 1, 13.4 and 14.2.2.2):
+    ///
+    /// * the method becomes its response ([`Method::response`]: `Get` and
+    ///   `Set` → `GetResp`, `Trap` → `TrapRepress`); a method without one
+    ///   (e.g. an unsupported code) becomes `GetResp`;
+    /// * the status becomes `status`, and for directed-route SMPs the D bit
+    ///   is set (the D bit of `status` itself is ignored);
+    /// * everything else stays: TID, attribute, M_Key, data (fill it in
+    ///   after), DrSLID/DrDLID, both paths, hop count and **hop pointer**.
+    ///   The responder does not move the hop pointer itself: the first
+    ///   [`Smp::advance_hop_pointer`]`(None, …)` on the response applies
+    ///   C14-13:1 (hop pointer n + 1 → n, out of the port the request
+    ///   arrived on, which step C14-9:3 stored in the return path).
+    pub fn make_response(&mut self, status: Status) {
+        let method = self.method().response().unwrap_or(Method::GetResp);
+        self.header_mut().set_method(method);
+        let mut status = status.without_direction();
+        if self.is_directed_route() {
+            status.0 |= Status::DIRECTION;
+        }
+        self.set_status(status);
+    }
+
+    fn initial_path_byte(&self, index: u8) -> u8 {
+        self.buffer.as_ref()[field::INITIAL_PATH][usize::from(index)]
+    }
+
+    fn return_path_byte(&self, index: u8) -> u8 {
+        self.buffer.as_ref()[field::RETURN_PATH][usize::from(index)]
     }
 }
 
@@ -705,5 +917,185 @@ mod test {
         let mut a = DrPath::from_hops(&[1, 2]).unwrap();
         a.pop();
         assert_eq!(a, DrPath::from_hops(&[1]).unwrap());
+    }
+
+    /// A request along `0,1,3` (SM node S, out port 1 → switch X, in 5,
+    /// out 3 → CA D, in 1) and its response, node by node.
+    #[test]
+    fn dr_round_trip_through_a_switch() {
+        let path = DrPath::parse("0,1,3").unwrap();
+        let mut buf = Smp::dr_request(Method::Get, attr::id::NODE_INFO, 0, 7, &path);
+        let mut smp = Smp::new_checked(&mut buf[..]).unwrap();
+        assert!(!smp.is_at_destination());
+
+        // S sends: C14-9:1.
+        assert_eq!(smp.advance_hop_pointer(None, false), DrAction::Forward(1));
+        assert_eq!(smp.hop_pointer(), 1);
+        // X receives on port 5 and forwards: C14-9:2.
+        assert!(!smp.is_at_destination());
+        assert_eq!(smp.advance_hop_pointer(Some(5), true), DrAction::Forward(3));
+        assert_eq!(smp.hop_pointer(), 2);
+        assert_eq!(smp.return_path_mut()[1], 5);
+        // D receives on port 1: end of the route, C14-9:3.
+        assert!(smp.is_at_destination());
+        assert_eq!(smp.advance_hop_pointer(Some(1), false), DrAction::Local);
+        assert_eq!(smp.hop_pointer(), 3);
+        assert_eq!(smp.return_path_mut()[2], 1);
+        assert!(smp.is_at_destination());
+
+        // D's SMA answers.
+        smp.make_response(Status::SUCCESS);
+        smp.data_mut()[0] = 1;
+        assert_eq!(smp.method(), Method::GetResp);
+        assert!(smp.direction());
+        assert!(!smp.is_at_destination());
+        assert_eq!(smp.hop_pointer(), 3);
+        // D sends the response back out of port 1: C14-13:1.
+        assert_eq!(smp.advance_hop_pointer(None, false), DrAction::Forward(1));
+        assert_eq!(smp.hop_pointer(), 2);
+        // X receives it on port 3, sends it out of port 5: C14-13:2.
+        assert_eq!(smp.advance_hop_pointer(Some(3), true), DrAction::Forward(5));
+        assert_eq!(smp.hop_pointer(), 1);
+        // S receives it: C14-13:3, for the SM.
+        assert_eq!(smp.advance_hop_pointer(Some(1), false), DrAction::Local);
+        assert_eq!(smp.hop_pointer(), 0);
+        // C14-13:4 is idempotent.
+        assert_eq!(smp.advance_hop_pointer(Some(1), false), DrAction::Local);
+
+        let reply = Smp::new_checked(&buf[..]).unwrap();
+        assert_eq!(reply.status(), Status(0x8000));
+        assert_eq!(reply.hop_count(), 2);
+        assert_eq!(reply.tid(), 7);
+        assert_eq!(reply.dr_path().unwrap(), path);
+        assert_eq!(reply.return_path()[1..3], [5, 1]);
+    }
+
+    #[test]
+    fn dr_loopback() {
+        // Hop count 0: the local SMA (C14-9:3 with n = 0) and back
+        // (C14-13:3).
+        let mut buf = Smp::dr_request(Method::Get, attr::id::NODE_INFO, 0, 1, &DrPath::local());
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        assert!(smp.is_at_destination());
+        assert_eq!(smp.advance_hop_pointer(None, false), DrAction::Local);
+        assert_eq!(smp.hop_pointer(), 1);
+        assert_eq!(smp.return_path_mut()[0], 0);
+        smp.make_response(Status(Status::METHOD_ATTR_NOT_SUPPORTED));
+        assert_eq!(smp.status(), Status(0x800c));
+        assert_eq!(smp.advance_hop_pointer(None, false), DrAction::Local);
+        assert_eq!(smp.hop_pointer(), 0);
+    }
+
+    #[test]
+    fn dr_discards() {
+        let path = DrPath::parse("0,1,3").unwrap();
+        // A CA in the middle of the route (C14-9:2 needs a switch).
+        let mut buf = Smp::dr_request(Method::Get, 0x11, 0, 1, &path);
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        smp.set_hop_pointer(1);
+        let before = buf;
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        assert_eq!(smp.advance_hop_pointer(Some(2), false), DrAction::Discard);
+        assert_eq!(buf, before, "a discarded SMP is not modified");
+        // Hop pointer beyond hop count + 1 (C14-9:5).
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        smp.set_hop_pointer(4);
+        assert_eq!(smp.advance_hop_pointer(Some(2), true), DrAction::Discard);
+        // Returning with an impossible hop pointer (C14-13:5).
+        smp.set_direction(true);
+        assert_eq!(smp.advance_hop_pointer(Some(2), true), DrAction::Discard);
+        // Returning through a CA (C14-13:2 needs a switch).
+        smp.set_hop_pointer(2);
+        assert_eq!(smp.advance_hop_pointer(Some(2), false), DrAction::Discard);
+        // Hop count above 63.
+        smp.set_hop_count(64);
+        smp.set_hop_pointer(1);
+        assert_eq!(smp.advance_hop_pointer(Some(2), true), DrAction::Discard);
+        // Not a directed-route SMP.
+        let mut lid = Smp::lid_request(Method::Get, 0x11, 0, 1);
+        let mut smp = Smp::new_unchecked(&mut lid[..]);
+        assert_eq!(smp.advance_hop_pointer(None, true), DrAction::Discard);
+        assert!(!smp.is_at_destination());
+        // The sender of a request must bump a hop pointer of 0 (C14-9:1 at
+        // the receiver is the first switch after a LID-routed part).
+        let mut buf = Smp::dr_request(Method::Get, 0x11, 0, 1, &path);
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        assert_eq!(smp.advance_hop_pointer(Some(9), true), DrAction::Forward(1));
+        assert_eq!(smp.return_path_mut()[0], 0);
+    }
+
+    #[test]
+    fn dr_with_lid_routed_parts() {
+        // DrSLID 0x0001 (the SM is reached by LID), DrDLID 0x0042 (the
+        // target is reached by LID after the directed part), path 0,2.
+        let path = DrPath::parse("0,2").unwrap();
+        let mut buf = Smp::dr_request(Method::Get, 0x11, 0, 1, &path);
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        smp.set_dr_slid(0x0001);
+        smp.set_dr_dlid(0x0042);
+        // The SM LID-routes the request to the first switch, unchanged.
+        assert_eq!(
+            smp.advance_hop_pointer(None, false),
+            DrAction::LeadingLidRoute
+        );
+        assert_eq!(smp.hop_pointer(), 0);
+        // Switch A (reached by LID on port 4) starts the directed part.
+        assert_eq!(smp.advance_hop_pointer(Some(4), true), DrAction::Forward(2));
+        // Switch B ends it and LID-routes on to DrDLID.
+        assert!(!smp.is_at_destination());
+        assert_eq!(
+            smp.advance_hop_pointer(Some(7), true),
+            DrAction::LidRoute(0x0042)
+        );
+        assert_eq!(smp.hop_pointer(), 2);
+        // A CA could not have ended the directed part here.
+        let mut copy = buf;
+        let mut c = Smp::new_unchecked(&mut copy[..]);
+        c.set_hop_pointer(1);
+        assert_eq!(c.advance_hop_pointer(Some(7), false), DrAction::Discard);
+        // The target receives it by LID: C14-9:4.
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        assert!(smp.is_at_destination());
+        assert_eq!(smp.advance_hop_pointer(Some(1), false), DrAction::Local);
+        assert_eq!(smp.hop_pointer(), 2);
+        smp.make_response(Status::SUCCESS);
+        // The target answers by LID to the request's source, unchanged.
+        assert_eq!(
+            smp.advance_hop_pointer(None, false),
+            DrAction::LeadingLidRoute
+        );
+        assert_eq!(smp.hop_pointer(), 2);
+        // Switch B (reached by LID) starts the directed return: C14-13:1.
+        assert_eq!(smp.advance_hop_pointer(Some(3), true), DrAction::Forward(7));
+        assert_eq!(smp.hop_pointer(), 1);
+        // Switch A ends it and LID-routes to DrSLID: C14-13:3.
+        assert_eq!(
+            smp.advance_hop_pointer(Some(2), true),
+            DrAction::LidRoute(0x0001)
+        );
+        assert_eq!(smp.hop_pointer(), 0);
+        // The SM receives it by LID: C14-13:4.
+        assert_eq!(smp.advance_hop_pointer(Some(1), false), DrAction::Local);
+    }
+
+    #[test]
+    fn make_response_methods() {
+        let mut buf = Smp::lid_request(Method::Set, 0x15, 1, 1);
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        smp.make_response(Status(0x801c));
+        assert_eq!(smp.method(), Method::GetResp);
+        // LID-routed: no D bit, even if the given status had one.
+        assert_eq!(smp.status(), Status(0x001c));
+
+        let mut buf = Smp::lid_request(Method::Trap, 0x02, 0, 1);
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        smp.make_response(Status::SUCCESS);
+        assert_eq!(smp.method(), Method::TrapRepress);
+
+        let mut buf = Smp::dr_request(Method::Unknown(0x42), 0x11, 0, 1, &DrPath::local());
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        smp.make_response(Status(Status::METHOD_NOT_SUPPORTED));
+        assert_eq!(smp.method(), Method::GetResp);
+        assert_eq!(smp.status(), Status(0x8008));
     }
 }

@@ -8,17 +8,46 @@
 //! bytes and leaves the rest of the buffer alone. `parse` then `emit`
 //! reproduces every byte of the attribute, reserved bits included.
 
+mod class_port_info;
+mod guid_info;
+mod lft;
+mod mft;
 mod node_desc;
 mod node_info;
+mod notice;
+mod pkey_table;
 mod port_counters;
+mod port_counters_ext;
+mod port_data_sl;
 mod port_info;
+mod port_samples_control;
+mod sl2vl;
+mod sm_info;
+mod switch_info;
+mod vl_arb;
 
+pub use class_port_info::{cap as class_cap, ClassPortInfo};
+pub use guid_info::GuidInfo;
+pub use lft::LinearForwardingTable;
+pub use mft::{mft_attr_mod, MulticastForwardingTable, MULTICAST_LID_BASE};
 pub use node_desc::NodeDescription;
 pub use node_info::{NodeInfo, NodeType};
+pub use notice::{LocalChanges, Notice, NoticeType, ProducerType, TrapNumber};
+pub use pkey_table::{
+    pkey_base, pkey_is_full_member, pkey_is_valid, pkey_table_attr_mod, pkeys_match, PKeyTable,
+    DEFAULT_PKEY, PKEY_BASE_MASK, PKEY_FULL_MEMBER,
+};
 pub use port_counters::PortCounters;
+pub use port_counters_ext::PortCountersExt;
+pub use port_data_sl::{PortDataSl, PortRcvDataSl, PortXmitDataSl};
 pub use port_info::{
     cap, cap2, mtu_to_bytes, rate_gbps, LinkSpeed, LinkWidth, PhysPortState, PortInfo, PortState,
 };
+pub use port_samples_control::{samples_counter, PortSamplesControl};
+pub use sl2vl::{sl2vl_attr_mod, SlToVlTable};
+pub use sm_info::{SmControl, SmInfo, SmState};
+pub use switch_info::SwitchInfo;
+pub use vl_arb::{vl_arb_attr_mod, VlArbBlock, VlArbEntry, VlArbTable};
 
 /// Attribute IDs of the subnet management class (0x01/0x81), plus the IDs
 /// common to all classes (IBA 13.4.8.1, 14.2.5).
