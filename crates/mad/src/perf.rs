@@ -5,7 +5,7 @@
 //! 192-byte data area at offset 64 holding the attribute (e.g.
 //! [`PortCounters`]). PerfMgt MADs go to QP1.
 
-use crate::attr::PortCounters;
+use crate::attr::{PortCounters, PortCountersExt, PortDataSl, PortSamplesControl};
 use crate::header::{Mad, MadHeader, Method, MgmtClass, MAD_SIZE};
 use crate::{Error, Result};
 
@@ -62,8 +62,27 @@ pub mod cap {
     pub const EXT_WIDTH_SUPPORTED: u16 = 1 << 9;
     /// PortCountersExtended without the optional counters is supported.
     pub const EXT_WIDTH_NOIETF_SUPPORTED: u16 = 1 << 10;
+    /// SamplesOnly mode of PortSamplesControl is supported.
+    pub const SAMPLES_ONLY_SUPPORTED: u16 = 1 << 11;
     /// PortCounters.PortXmitWait is supported.
     pub const PORT_COUNTERS_XMIT_WAIT_SUPPORTED: u16 = 1 << 12;
+    /// Limited-member P_Key multicast packets are not counted as
+    /// PortRcvConstraintErrors.
+    pub const INH_LMTD_PKEY_MC_CONSTR_ERR: u16 = 1 << 13;
+    /// RS-FEC counters of PortExtendedSpeedsCounters are supported.
+    pub const RSFEC_COUNTERS_SUPPORTED: u16 = 1 << 14;
+    /// PortCounters.QP1Dropped is supported.
+    pub const QP1_DROP_SUPPORTED: u16 = 1 << 15;
+}
+
+/// ClassPortInfo.CapabilityMask2 bits of the PerfMgt class (opensm
+/// `IB_PM_IS_*`).
+pub mod cap2 {
+    /// PM_Key is supported.
+    pub const IS_PM_KEY_SUPPORTED: u32 = 1 << 0;
+    /// The additional PortCountersExtended counters (bytes 72–183:
+    /// SymbolErrorCounter … QP1Dropped) are supported.
+    pub const IS_ADDL_PORT_CTRS_EXT_SUPPORTED: u32 = 1 << 1;
 }
 
 /// Builds a PerfMgt request: base version 1, class 0x04, class version 1,
@@ -109,6 +128,71 @@ pub fn port_counters_reset(port_select: u8, counter_select: u16, tid: u64) -> [u
         port_select,
         counter_select,
         ..PortCounters::default()
+    }
+    .emit(&mut buf[PERF_DATA_OFFSET..]);
+    buf
+}
+
+/// Builds `Get(PortCountersExtended)` for `port_select` (0xff: all ports
+/// of a switch with [`cap::ALL_PORT_SELECT`]), as `perfquery -x` sends it.
+pub fn port_counters_ext_get(port_select: u8, tid: u64) -> [u8; MAD_SIZE] {
+    let mut buf = get_request(attr_id::PORT_COUNTERS_EXT, 0, tid);
+    PortCountersExt {
+        port_select,
+        ..PortCountersExt::default()
+    }
+    .emit(&mut buf[PERF_DATA_OFFSET..]);
+    buf
+}
+
+/// Builds `Set(PortCountersExtended)` that resets the counters selected by
+/// `counter_select` (the first eight; 0xff: all of them) and
+/// `counter_select2` (the additional counters) on `port_select`.
+pub fn port_counters_ext_reset(
+    port_select: u8,
+    counter_select: u16,
+    counter_select2: u32,
+    tid: u64,
+) -> [u8; MAD_SIZE] {
+    let mut buf = request(Method::Set, attr_id::PORT_COUNTERS_EXT, 0, tid);
+    PortCountersExt {
+        port_select,
+        counter_select,
+        counter_select2,
+        ..PortCountersExt::default()
+    }
+    .emit(&mut buf[PERF_DATA_OFFSET..]);
+    buf
+}
+
+/// Builds `Get(PortSamplesControl)` for `port_select`.
+pub fn port_samples_control_get(port_select: u8, tid: u64) -> [u8; MAD_SIZE] {
+    let mut buf = get_request(attr_id::PORT_SAMPLES_CONTROL, 0, tid);
+    PortSamplesControl {
+        port_select,
+        ..PortSamplesControl::default()
+    }
+    .emit(&mut buf[PERF_DATA_OFFSET..]);
+    buf
+}
+
+/// Builds `Get(PortXmitDataSL)` for `port_select`, as `perfquery --xmtsl`
+/// sends it.
+pub fn port_xmit_data_sl_get(port_select: u8, tid: u64) -> [u8; MAD_SIZE] {
+    data_sl_get(attr_id::PORT_XMIT_DATA_SL, port_select, tid)
+}
+
+/// Builds `Get(PortRcvDataSL)` for `port_select`, as `perfquery --rcvsl`
+/// sends it.
+pub fn port_rcv_data_sl_get(port_select: u8, tid: u64) -> [u8; MAD_SIZE] {
+    data_sl_get(attr_id::PORT_RCV_DATA_SL, port_select, tid)
+}
+
+fn data_sl_get(attr_id: u16, port_select: u8, tid: u64) -> [u8; MAD_SIZE] {
+    let mut buf = get_request(attr_id, 0, tid);
+    PortDataSl {
+        port_select,
+        ..PortDataSl::default()
     }
     .emit(&mut buf[PERF_DATA_OFFSET..]);
     buf
@@ -182,6 +266,51 @@ mod test {
         assert_eq!(h.attr_id, 1);
         assert_eq!(h.tid, 1);
         assert!(req[24..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn test_new_attribute_gets() {
+        type Builder = fn(u8, u64) -> [u8; MAD_SIZE];
+        let cases: [(Builder, u16); 4] = [
+            (port_counters_ext_get, 0x1d),
+            (port_samples_control_get, 0x10),
+            (port_xmit_data_sl_get, 0x36),
+            (port_rcv_data_sl_get, 0x37),
+        ];
+        for (build, id) in cases {
+            let req = build(3, 0x777);
+            let mut expected = [0u8; 256];
+            expected[..24].copy_from_slice(&[
+                0x01, 0x04, 0x01, 0x01, // base, Perf, v1, Get
+                0, 0, 0, 0, // status, class specific
+                0, 0, 0, 0, 0, 0, 0x07, 0x77, // tid
+                0x00, 0, 0, 0, // attribute, reserved
+                0, 0, 0, 0, // attr mod
+            ]);
+            expected[17] = id.to_be_bytes()[1];
+            expected[65] = 3; // PortSelect
+            assert_eq!(req, expected, "attribute {id:#x}");
+        }
+        let req = port_counters_ext_get(1, 5);
+        let pc = PortCountersExt::parse(data(&req).unwrap()).unwrap();
+        assert_eq!(pc.port_select, 1);
+        let req = port_xmit_data_sl_get(2, 5);
+        assert_eq!(
+            PortDataSl::parse(data(&req).unwrap()).unwrap().port_select,
+            2
+        );
+    }
+
+    #[test]
+    fn test_port_counters_ext_reset() {
+        let req = port_counters_ext_reset(0xff, 0x00ff, 0x0000_3fff, 9);
+        assert_eq!(req[3], 0x02); // Set
+        assert_eq!(req[16..18], [0x00, 0x1d]);
+        assert_eq!(
+            req[64..72],
+            [0x00, 0xff, 0x00, 0xff, 0x00, 0x00, 0x3f, 0xff]
+        );
+        assert!(req[72..].iter().all(|&b| b == 0));
     }
 
     #[test]

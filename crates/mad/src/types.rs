@@ -253,9 +253,7 @@ impl Rate {
 
     /// The code for a rate of exactly `mbps` Mb/s, if there is one.
     pub fn from_mbps(mbps: u32) -> Option<Rate> {
-        (2..=24)
-            .map(Rate::from)
-            .find(|r| r.mbps() == Some(mbps))
+        (2..=24).map(Rate::from).find(|r| r.mbps() == Some(mbps))
     }
 }
 
@@ -327,7 +325,9 @@ mod test {
         assert_eq!(gid.guid(), 0x0002_c903_0000_0001);
         assert!(!gid.is_multicast());
         assert_eq!(gid.to_string(), "fe80::2:c903:0:1");
-        let mgid = Gid::from([0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        let mgid = Gid::from([
+            0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+        ]);
         assert!(mgid.is_multicast());
         assert_eq!(mgid.to_string(), "ff12:401b:ffff::ffff:ffff");
         assert_eq!(Gid::from(Ipv6Addr::from(gid)), gid);

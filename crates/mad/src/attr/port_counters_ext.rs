@@ -191,13 +191,31 @@ impl PortCountersExt {
             (field::LINK_ERROR_RECOVERY, self.link_error_recovery_counter),
             (field::LINK_DOWNED, self.link_downed_counter),
             (field::RCV_ERRORS, self.port_rcv_errors),
-            (field::RCV_REMOTE_PHYS_ERRORS, self.port_rcv_remote_physical_errors),
-            (field::RCV_SWITCH_RELAY_ERRORS, self.port_rcv_switch_relay_errors),
+            (
+                field::RCV_REMOTE_PHYS_ERRORS,
+                self.port_rcv_remote_physical_errors,
+            ),
+            (
+                field::RCV_SWITCH_RELAY_ERRORS,
+                self.port_rcv_switch_relay_errors,
+            ),
             (field::XMIT_DISCARDS, self.port_xmit_discards),
-            (field::XMIT_CONSTRAINT_ERRORS, self.port_xmit_constraint_errors),
-            (field::RCV_CONSTRAINT_ERRORS, self.port_rcv_constraint_errors),
-            (field::LOCAL_LINK_INTEGRITY_ERRORS, self.local_link_integrity_errors),
-            (field::EXCESSIVE_BUFFER_OVERRUN_ERRORS, self.excessive_buffer_overrun_errors),
+            (
+                field::XMIT_CONSTRAINT_ERRORS,
+                self.port_xmit_constraint_errors,
+            ),
+            (
+                field::RCV_CONSTRAINT_ERRORS,
+                self.port_rcv_constraint_errors,
+            ),
+            (
+                field::LOCAL_LINK_INTEGRITY_ERRORS,
+                self.local_link_integrity_errors,
+            ),
+            (
+                field::EXCESSIVE_BUFFER_OVERRUN_ERRORS,
+                self.excessive_buffer_overrun_errors,
+            ),
             (field::VL15_DROPPED, self.vl15_dropped),
             (field::XMIT_WAIT, self.port_xmit_wait),
             (field::QP1_DROPPED, self.qp1_dropped),

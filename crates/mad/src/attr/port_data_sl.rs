@@ -142,7 +142,12 @@ mod test {
         let mut cases: Vec<Case<'_, PortDataSl>> = vec![
             ("reserved", |c| c.reserved = 0xff, 0, &[0xff]),
             ("PortSelect", |c| c.port_select = 0xff, 1, &[0xff]),
-            ("CounterSelect", |c| c.counter_select = u16::MAX, 2, &[0xff; 2]),
+            (
+                "CounterSelect",
+                |c| c.counter_select = u16::MAX,
+                2,
+                &[0xff; 2],
+            ),
         ];
         // fields.c: DataSL n at bit 32 + 32 n.
         #[rustfmt::skip]

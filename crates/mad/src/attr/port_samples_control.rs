@@ -210,7 +210,10 @@ impl PortSamplesControl {
             set_u16(chunk, *c);
         }
         set_u32(&mut b[field::RESERVED_68], self.reserved_68);
-        set_u64(&mut b[field::SAMPLES_ONLY_OPTION_MASK], self.samples_only_option_mask);
+        set_u64(
+            &mut b[field::SAMPLES_ONLY_OPTION_MASK],
+            self.samples_only_option_mask,
+        );
     }
 }
 
@@ -226,7 +229,7 @@ mod test {
         let mut b = [0u8; 80];
         b[1] = 1; // PortSelect
         b[3] = 0x02; // CounterWidth 2
-        // Masks 0..3 = 1: bits 27, 24, 21, 18 of the word at byte 4.
+                     // Masks 0..3 = 1: bits 27, 24, 21, 18 of the word at byte 4.
         b[4] = 0x09; // 0b0000_1001: mask0 bit 27, mask1 bit 24
         b[5] = 0x24; // 0b0010_0100: mask2 bit 21, mask3 bit 18
         b[11] = 0x00; // SampleStatus 0

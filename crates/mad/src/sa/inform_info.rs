@@ -177,7 +177,10 @@ impl InformInfo {
             ((self.qpn & 0xff_ffff) << 8) | u32::from(low),
         );
         b[field::RESERVED_32] = self.reserved_32;
-        set_u24(&mut b[field::PRODUCER_TYPE], self.producer_type_or_vendor_id);
+        set_u24(
+            &mut b[field::PRODUCER_TYPE],
+            self.producer_type_or_vendor_id,
+        );
     }
 }
 
@@ -223,7 +226,8 @@ impl InformInfoRecord {
     /// If `buf` is shorter than [`InformInfoRecord::LEN`].
     pub fn emit(&self, buf: &mut [u8]) {
         let b = bytes::array_mut::<{ Self::LEN }>(buf);
-        self.subscriber_gid.emit(&mut b[record_field::SUBSCRIBER_GID]);
+        self.subscriber_gid
+            .emit(&mut b[record_field::SUBSCRIBER_GID]);
         set_u16(&mut b[record_field::ENUM], self.subscriber_enum);
         b[record_field::RESERVED].copy_from_slice(&self.reserved);
         self.inform_info.emit(&mut b[record_field::INFORM_INFO]);

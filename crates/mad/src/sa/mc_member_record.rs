@@ -217,14 +217,15 @@ impl McMemberRecord {
         b[field::TCLASS] = self.tclass;
         set_u16(&mut b[field::P_KEY], self.p_key);
         b[field::RATE] = place(self.rate_selector.into(), 6, 2) | place(self.rate.into(), 0, 6);
-        b[field::PACKET_LIFE] = place(self.packet_life_time_selector.into(), 6, 2)
-            | place(self.packet_life_time, 0, 6);
+        b[field::PACKET_LIFE] =
+            place(self.packet_life_time_selector.into(), 6, 2) | place(self.packet_life_time, 0, 6);
         let sfh = (u32::from(self.sl & 0x0f) << 28)
             | ((self.flow_label & 0xf_ffff) << 8)
             | u32::from(self.hop_limit);
         set_u32(&mut b[field::SL_FLOW_HOP], sfh);
         b[field::SCOPE_STATE] = place(self.scope, 4, 4) | place(self.join_state, 0, 4);
-        b[field::PROXY_JOIN] = place(u8::from(self.proxy_join), 7, 1) | place(self.reserved_49, 0, 7);
+        b[field::PROXY_JOIN] =
+            place(u8::from(self.proxy_join), 7, 1) | place(self.reserved_49, 0, 7);
         set_u16(&mut b[field::RESERVED], self.reserved_50);
     }
 }
@@ -312,7 +313,12 @@ mod test {
 
     #[test]
     fn test_impossible_len_and_round_trip() {
-        check_round_trip(McMemberRecord::LEN, McMemberRecord::parse, McMemberRecord::emit, 38);
+        check_round_trip(
+            McMemberRecord::LEN,
+            McMemberRecord::parse,
+            McMemberRecord::emit,
+            38,
+        );
     }
 
     #[test]
@@ -340,7 +346,12 @@ mod test {
             ("reserved_49", |r| r.reserved_49 = 0xff, 49, &[0x7f]),
             ("reserved_50", |r| r.reserved_50 = u16::MAX, 50, &[0xff; 2]),
         ];
-        check_offsets(McMemberRecord::LEN, McMemberRecord::parse, McMemberRecord::emit, cases);
+        check_offsets(
+            McMemberRecord::LEN,
+            McMemberRecord::parse,
+            McMemberRecord::emit,
+            cases,
+        );
     }
 
     #[test]

@@ -31,8 +31,7 @@
 //! use mad::sa::{path_record::comp, PathRecord, SaMad, SaRecord};
 //! use mad::{Gid, Method};
 //!
-//! // GetTable(PathRecord) from one port GID to another, as
-//! // `saquery -p` sends it.
+//! // GetTable(PathRecord) from one port GID to another.
 //! let query = PathRecord {
 //!     sgid: Gid::new(0xfe80_0000_0000_0000, 0x0002_c903_0000_0001),
 //!     dgid: Gid::new(0xfe80_0000_0000_0000, 0x0002_c903_0000_0002),
@@ -568,11 +567,7 @@ impl SaMad<[u8; MAD_SIZE]> {
 
     /// Builds `GetTable(record)`: all records matching `comp_mask` (0: all
     /// records); the answer is a GetTableResp, usually RMPP.
-    pub fn get_table_request<R: SaRecord>(
-        record: &R,
-        comp_mask: u64,
-        tid: u64,
-    ) -> [u8; MAD_SIZE] {
+    pub fn get_table_request<R: SaRecord>(record: &R, comp_mask: u64, tid: u64) -> [u8; MAD_SIZE] {
         Self::record_request(Method::GetTable, record, comp_mask, tid)
     }
 }
@@ -848,10 +843,7 @@ mod test {
         assert_eq!(sa.tid(), 0x1234_5678);
         assert_eq!(sa.attr_id(), attr_id::NODE_RECORD);
         assert_eq!(sa.attr_mod(), 0);
-        assert_eq!(
-            sa.rmpp_header(),
-            [1, 1, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0xf4]
-        );
+        assert_eq!(sa.rmpp_header(), [1, 1, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0xf4]);
         assert_eq!(sa.sm_key(), 0);
         assert_eq!(sa.attr_offset(), 14);
         assert_eq!(sa.reserved(), 0);
@@ -1042,9 +1034,11 @@ mod test {
             .parse_records::<NodeRecord>()
             .collect();
         assert_eq!(errs.len(), 3);
-        assert!(errs
-            .iter()
-            .all(|e| *e == Err(Error::Truncated { needed: 108, got: 8 })));
+        assert!(errs.iter().all(|e| *e
+            == Err(Error::Truncated {
+                needed: 108,
+                got: 8
+            })));
     }
 
     #[test]
@@ -1090,7 +1084,11 @@ mod test {
     fn sa_status_codes() {
         let table = [
             (status::NO_RESOURCES, SaStatus::NoResources, "No Resources"),
-            (status::REQ_INVALID, SaStatus::RequestInvalid, "Request Invalid"),
+            (
+                status::REQ_INVALID,
+                SaStatus::RequestInvalid,
+                "Request Invalid",
+            ),
             (status::NO_RECORDS, SaStatus::NoRecords, "No Records"),
             (
                 status::TOO_MANY_RECORDS,
@@ -1103,7 +1101,11 @@ mod test {
                 SaStatus::InsufficientComponents,
                 "Insufficient Components",
             ),
-            (status::REQ_DENIED, SaStatus::RequestDenied, "Request Denied"),
+            (
+                status::REQ_DENIED,
+                SaStatus::RequestDenied,
+                "Request Denied",
+            ),
             (
                 status::PRIORITY_SUGGESTED,
                 SaStatus::PrioritySuggested,
@@ -1128,6 +1130,14 @@ mod test {
         for v in 0..=u8::MAX {
             assert_eq!(u8::from(SaStatus::from(v)), v);
         }
+        // Same text as the libibumad-compatible name table, for every word.
+        for word in 0..=u16::MAX {
+            assert_eq!(
+                SaStatus::from_status(Status(word)).to_string(),
+                crate::names::sa_mad_status_str(word),
+                "status {word:#06x}"
+            );
+        }
     }
 
     #[test]
@@ -1150,7 +1160,10 @@ mod test {
             (InformInfoRecord::LEN, InformInfoRecord::ATTR_OFFSET),
             (60, 8)
         );
-        assert_eq!((PKeyTableRecord::LEN, PKeyTableRecord::ATTR_OFFSET), (72, 9));
+        assert_eq!(
+            (PKeyTableRecord::LEN, PKeyTableRecord::ATTR_OFFSET),
+            (72, 9)
+        );
         assert_eq!((LftRecord::LEN, LftRecord::ATTR_OFFSET), (72, 9));
         assert_eq!((SmInfoRecord::LEN, SmInfoRecord::ATTR_OFFSET), (25, 4));
         assert_eq!(<NodeRecord as SaRecord>::ATTR_ID, attr_id::NODE_RECORD);

@@ -53,7 +53,7 @@ mod field {
 
 /// PathRecord ComponentMask bits, in IBA order (opensm `IB_PR_COMPMASK_*`,
 /// the kernel's `IB_SA_PATH_REC_*`). ServiceID takes two components (it
-/// replaced two 32-bit reserved fields); use [`SERVICE_ID`] for both.
+/// replaced two 32-bit reserved fields); use [`comp::SERVICE_ID`] for both.
 pub mod comp {
     /// ServiceID, upper 32 bits.
     pub const SERVICE_ID_MSB: u64 = 1 << 0;
@@ -232,8 +232,8 @@ impl PathRecord {
         );
         b[field::MTU] = place(self.mtu_selector.into(), 6, 2) | place(self.mtu.into(), 0, 6);
         b[field::RATE] = place(self.rate_selector.into(), 6, 2) | place(self.rate.into(), 0, 6);
-        b[field::PACKET_LIFE] = place(self.packet_life_time_selector.into(), 6, 2)
-            | place(self.packet_life_time, 0, 6);
+        b[field::PACKET_LIFE] =
+            place(self.packet_life_time_selector.into(), 6, 2) | place(self.packet_life_time, 0, 6);
         b[field::PREFERENCE] = self.preference;
         b[field::RESERVED].copy_from_slice(&self.reserved_58);
     }

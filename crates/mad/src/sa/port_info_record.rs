@@ -153,8 +153,7 @@ pub struct PortInfoRecord {
     pub endport_lid: u16,
     /// Port number.
     pub port_num: u8,
-    /// Options (IBA 1.3: bit 0 asks for the full PortInfo of switch
-    /// ports; reserved before).
+    /// Options (byte 3; reserved in early IBA versions), kept verbatim.
     pub options: u8,
     /// The port's PortInfo.
     pub port_info: PortInfo,
@@ -199,7 +198,7 @@ impl_sa_record!(PortInfoRecord, super::attr_id::PORT_INFO_RECORD);
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::attr::{PortState, cap};
+    use crate::attr::{cap, PortState};
     use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// PortInfoRecord for LID 2 port 1: an active HCA port that is also

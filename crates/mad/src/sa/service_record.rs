@@ -139,13 +139,25 @@ impl ServiceRecord {
             service_data8: *bytes::array::<16>(&b[field::SERVICE_DATA8])?,
             ..ServiceRecord::default()
         };
-        for (v, c) in r.service_data16.iter_mut().zip(b[field::SERVICE_DATA16].chunks_exact(2)) {
+        for (v, c) in r
+            .service_data16
+            .iter_mut()
+            .zip(b[field::SERVICE_DATA16].chunks_exact(2))
+        {
             *v = get_u16(c);
         }
-        for (v, c) in r.service_data32.iter_mut().zip(b[field::SERVICE_DATA32].chunks_exact(4)) {
+        for (v, c) in r
+            .service_data32
+            .iter_mut()
+            .zip(b[field::SERVICE_DATA32].chunks_exact(4))
+        {
             *v = get_u32(c);
         }
-        for (v, c) in r.service_data64.iter_mut().zip(b[field::SERVICE_DATA64].chunks_exact(8)) {
+        for (v, c) in r
+            .service_data64
+            .iter_mut()
+            .zip(b[field::SERVICE_DATA64].chunks_exact(8))
+        {
             *v = get_u64(c);
         }
         Ok(r)
@@ -171,13 +183,25 @@ impl ServiceRecord {
         b[field::SERVICE_KEY].copy_from_slice(&self.service_key);
         b[field::SERVICE_NAME].copy_from_slice(&self.service_name);
         b[field::SERVICE_DATA8].copy_from_slice(&self.service_data8);
-        for (v, c) in self.service_data16.iter().zip(b[field::SERVICE_DATA16].chunks_exact_mut(2)) {
+        for (v, c) in self
+            .service_data16
+            .iter()
+            .zip(b[field::SERVICE_DATA16].chunks_exact_mut(2))
+        {
             set_u16(c, *v);
         }
-        for (v, c) in self.service_data32.iter().zip(b[field::SERVICE_DATA32].chunks_exact_mut(4)) {
+        for (v, c) in self
+            .service_data32
+            .iter()
+            .zip(b[field::SERVICE_DATA32].chunks_exact_mut(4))
+        {
             set_u32(c, *v);
         }
-        for (v, c) in self.service_data64.iter().zip(b[field::SERVICE_DATA64].chunks_exact_mut(8)) {
+        for (v, c) in self
+            .service_data64
+            .iter()
+            .zip(b[field::SERVICE_DATA64].chunks_exact_mut(8))
+        {
             set_u64(c, *v);
         }
     }
@@ -290,7 +314,12 @@ mod test {
 
     #[test]
     fn test_impossible_len_and_round_trip() {
-        check_round_trip(ServiceRecord::LEN, ServiceRecord::parse, ServiceRecord::emit, 31);
+        check_round_trip(
+            ServiceRecord::LEN,
+            ServiceRecord::parse,
+            ServiceRecord::emit,
+            31,
+        );
     }
 
     #[test]
@@ -312,7 +341,12 @@ mod test {
             ("ServiceData64[0]", |r| r.service_data64[0] = u64::MAX, 160, &[0xff; 8]),
             ("ServiceData64[1]", |r| r.service_data64[1] = u64::MAX, 168, &[0xff; 8]),
         ];
-        check_offsets(ServiceRecord::LEN, ServiceRecord::parse, ServiceRecord::emit, cases);
+        check_offsets(
+            ServiceRecord::LEN,
+            ServiceRecord::parse,
+            ServiceRecord::emit,
+            cases,
+        );
     }
 
     #[test]

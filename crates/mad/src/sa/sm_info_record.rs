@@ -8,10 +8,12 @@
 //!         Priority(7:4) SMState(3:0)
 //! ```
 //!
-//! The SMInfo is kept as its raw 21 bytes (parse it with the SMP attribute
-//! Repr for SMInfo when all of it is needed); [`SmInfoRecord::guid`] and
-//! friends read the common fields.
+//! The SMInfo is kept as its raw 21 bytes, so the record round-trips
+//! whatever a newer spec puts there; [`SmInfoRecord::guid`] and friends
+//! read single fields, [`SmInfoRecord::parse_sm_info`] decodes all of it
+//! with [`crate::SmInfo`] (the same layout as in the SMP data area).
 
+use crate::attr::SmInfo;
 use crate::bytes::{self, get_u16, set_u16};
 use crate::Result;
 
@@ -121,6 +123,11 @@ impl SmInfoRecord {
     pub fn sm_state(&self) -> u8 {
         bytes::bits(self.sm_info[sm_info::PRIORITY_STATE], 0, 4)
     }
+
+    /// The SMInfo, decoded.
+    pub fn parse_sm_info(&self) -> Result<SmInfo> {
+        SmInfo::parse(&self.sm_info)
+    }
 }
 
 impl_sa_record!(SmInfoRecord, super::attr_id::SM_INFO_RECORD);
@@ -150,6 +157,12 @@ mod test {
         assert_eq!(r.act_count(), 0x1234);
         assert_eq!(r.priority(), 15);
         assert_eq!(r.sm_state(), 3);
+        let si = r.parse_sm_info().unwrap();
+        assert_eq!(SmInfo::LEN, 21);
+        assert_eq!(si.guid, r.guid());
+        assert_eq!(si.act_count, 0x1234);
+        assert_eq!(si.priority, 15);
+        assert_eq!(u8::from(si.sm_state), 3);
     }
 
     #[test]
@@ -168,7 +181,12 @@ mod test {
 
     #[test]
     fn test_impossible_len_and_round_trip() {
-        check_round_trip(SmInfoRecord::LEN, SmInfoRecord::parse, SmInfoRecord::emit, 18);
+        check_round_trip(
+            SmInfoRecord::LEN,
+            SmInfoRecord::parse,
+            SmInfoRecord::emit,
+            18,
+        );
     }
 
     #[test]
@@ -178,7 +196,12 @@ mod test {
             ("reserved", |r| r.reserved = u16::MAX, 2, &[0xff; 2]),
             ("SMInfo", |r| r.sm_info = [0xff; 21], 4, &[0xff; 21]),
         ];
-        check_offsets(SmInfoRecord::LEN, SmInfoRecord::parse, SmInfoRecord::emit, cases);
+        check_offsets(
+            SmInfoRecord::LEN,
+            SmInfoRecord::parse,
+            SmInfoRecord::emit,
+            cases,
+        );
     }
 
     #[test]

@@ -6,10 +6,12 @@
 //!  4..24  SwitchInfo (20 bytes)
 //! ```
 //!
-//! The SwitchInfo is kept as its raw 20 bytes: parse it with the SMP
-//! attribute Repr for SwitchInfo (same layout as the SMP data area) when
-//! the fields are needed.
+//! The SwitchInfo is kept as its raw 20 bytes, so the record round-trips
+//! whatever a newer spec puts there; [`SwitchInfoRecord::parse_switch_info`]
+//! decodes it with [`crate::SwitchInfo`] (the same layout as in the SMP
+//! data area).
 
+use crate::attr::SwitchInfo;
 use crate::bytes::{self, get_u16, set_u16};
 use crate::Result;
 
@@ -79,6 +81,11 @@ impl SwitchInfoRecord {
     pub fn linear_fdb_top(&self) -> u16 {
         bytes::get_u16(&self.switch_info[6..8])
     }
+
+    /// The SwitchInfo, decoded.
+    pub fn parse_switch_info(&self) -> Result<SwitchInfo> {
+        SwitchInfo::parse(&self.switch_info)
+    }
 }
 
 impl_sa_record!(SwitchInfoRecord, super::attr_id::SWITCH_INFO_RECORD);
@@ -103,6 +110,11 @@ mod test {
         assert_eq!(r.reserved, 0);
         assert_eq!(r.switch_info[..], RECORD_BYTES[4..]);
         assert_eq!(r.linear_fdb_top(), 0x1f);
+        let si = r.parse_switch_info().unwrap();
+        assert_eq!(SwitchInfo::LEN, 20);
+        assert_eq!(si.linear_fdb_cap, 0xc000);
+        assert_eq!(si.multicast_fdb_cap, 0x0200);
+        assert_eq!(si.linear_fdb_top, 0x1f);
     }
 
     #[test]
