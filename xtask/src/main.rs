@@ -1,9 +1,11 @@
 //! Project automation for umad-rs: `cargo xtask <command>` (see `cargo xtask help`).
 
+mod bench;
 mod capture;
 mod demo;
 mod fattree;
 mod fuzz;
+mod libibumad;
 mod testrun;
 
 use std::ffi::OsString;
@@ -25,11 +27,18 @@ commands:
   ci [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
         cargo fmt --check, cargo clippy --workspace --all-targets -D warnings, then `test`
         with CI semantics
+  libibumad
+        build the drop-in C library target/libibumad/libibumad.so.3 (+ libibumad.so,
+        libibumad.pc) from crates/libibumad and check its symbols, versions, SONAME, NEEDED
   capture-fixtures
         record real MAD replies from ibsim (SMP, PerfMgt, SA) as hex fixtures under
         crates/mad/tests/fixtures/ibsim for the mad crate's decoding tests
   fuzz [--seconds N] [--runs N]
         run every cargo-fuzz target in fuzz/ (default 10 s each; needs cargo-fuzz)
+  bench-libibumad [--runs N] [--no-pin]
+        ibnetdiscover on fabrics/fattree-1008.net (1052 nodes), system libibumad vs ours
+        (`cargo xtask libibumad` first), N interleaved runs each (default 7, at least 5),
+        pinned to one CPU unless --no-pin: median wall times and the ratio ours / system
   help  this text
 ";
 
@@ -47,9 +56,11 @@ fn main() -> ExitCode {
             }),
         "demo" if rest.is_empty() => demo::run(),
         "capture-fixtures" if rest.is_empty() => capture::run(),
+        "libibumad" if rest.is_empty() => libibumad::run(),
         "test" => testrun::parse_opts(rest, true).and_then(|o| testrun::test(&o)),
         "fuzz" => fuzz::run(rest),
         "ci" => testrun::parse_opts(rest, false).and_then(|o| testrun::ci(&o)),
+        "bench-libibumad" => bench::run(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())

@@ -231,6 +231,17 @@ impl Ca {
     pub fn num_ports(&self) -> u32 {
         self.ports.last().map_or(0, |p| p.port_num)
     }
+
+    /// The per-CA step of [`Devices::resolve`] (libibumad's `resolve_ca_port`) on this
+    /// already read CA: `port` 0 = the best port, else that port checked.
+    /// [`Error::NoUsablePort`] says why no port qualifies. For the C layer, which walks the
+    /// CAs itself to apply libibumad's read limits and messages.
+    pub fn choose_port(&self, port: u32, enforce_smi: bool) -> Result<PortChoice> {
+        choose_port(self, port, enforce_smi).map_err(|reason| Error::NoUsablePort {
+            ca: self.name.clone(),
+            reason,
+        })
+    }
 }
 
 /// An SMI/GSI device pair (libibumad's `struct umad_ca_pair`).
@@ -272,9 +283,10 @@ pub fn validate_ca_name(name: &str) -> Result<()> {
     })
 }
 
-/// What the default-port rules found on one CA (`resolve_ca_port`'s 1 and 0).
+/// What the default-port rules found on one CA (`resolve_ca_port`'s 1 and 0); see
+/// [`Ca::choose_port`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PortChoice {
+pub enum PortChoice {
     /// An ACTIVE port (or a switch's port 0): take it at once.
     Active(u32),
     /// A usable but not active port: take it if nothing better turns up.
@@ -282,7 +294,8 @@ enum PortChoice {
 }
 
 impl PortChoice {
-    fn port(self) -> u32 {
+    /// The chosen port number.
+    pub fn port(self) -> u32 {
         match self {
             PortChoice::Active(p) | PortChoice::Usable(p) => p,
         }

@@ -1,0 +1,333 @@
+//! The user-MAD buffer: header accessors (`umad_size`, `umad_get_mad`, `umad_set_addr`,
+//! `umad_set_grh`, `umad_set_pkey`, …).
+//!
+//! A buffer is the kernel header (56 bytes in the old layout, 64 with `pkey_index`) followed
+//! by the MAD; which layout is in use is the process-global flag of [`crate::global`]. Fields
+//! are written through the byte offsets of [`umad::abi::hdr`], so no alignment is assumed.
+
+use core::ffi::{c_int, c_void};
+
+use umad::abi::{hdr, HDR_LEN_OLD};
+
+use crate::ffi::{opt_bytes, opt_bytes_mut, Ptr};
+use crate::global::{header_size, new_user_mad_api, trace};
+use crate::types::ib_mad_addr_t;
+
+/// Offset of `ib_mad_addr_t` inside the header.
+const ADDR_OFFSET: usize = hdr::QPN.start;
+/// Offsets inside `ib_mad_addr_t` of the GRH fields `umad_set_grh` copies.
+const ADDR_HOP_LIMIT: usize = 14;
+const ADDR_TRAFFIC_CLASS: usize = 15;
+const ADDR_GID: core::ops::Range<usize> = 16..32;
+const ADDR_FLOW_LABEL: core::ops::Range<usize> = 32..36;
+
+/// The common header fields (every field but `pkey_index`): the first 56 bytes of a buffer.
+///
+/// # Safety
+/// `umad` is `NULL` or valid for reads and writes of 56 bytes, not otherwise accessed meanwhile.
+unsafe fn common_header<'a>(umad: *mut c_void) -> Option<&'a mut [u8]> {
+    // SAFETY: forwarded contract.
+    unsafe { opt_bytes_mut(umad, HDR_LEN_OLD) }
+}
+
+/// Where the MAD starts in `umad`: 64 bytes in with the P_Key-aware header, else 56.
+///
+/// # Safety
+/// No preconditions: the pointer is only offset, never read (`NULL` gives `NULL + 56/64`, as in
+/// C).
+#[no_mangle]
+pub unsafe extern "C" fn umad_get_mad(umad: *mut c_void) -> *mut c_void {
+    umad.cast::<u8>().wrapping_add(header_size()).cast()
+}
+
+/// The size of the header before the MAD: 64 once a port was opened with P_Key support
+/// (always, on current kernels), 56 before any port was opened.
+///
+/// # Safety
+/// No preconditions (unsafe only as part of the C ABI).
+#[no_mangle]
+pub unsafe extern "C" fn umad_size() -> libc::size_t {
+    header_size()
+}
+
+/// The `status` of a received header: 0, or `ETIMEDOUT` for a send that got no response.
+///
+/// # Safety
+/// `umad` is `NULL` (then `-EINVAL` is returned) or points to a readable header.
+#[no_mangle]
+pub unsafe extern "C" fn umad_status(umad: *mut c_void) -> c_int {
+    // SAFETY: the caller guarantees `umad` is NULL or readable for the header.
+    let Some(h) = (unsafe { opt_bytes(umad, hdr::STATUS.end) }) else {
+        return -libc::EINVAL;
+    };
+    u32::from_ne_bytes([h[4], h[5], h[6], h[7]]) as c_int
+}
+
+/// The address inside a header (`umad + 20`).
+///
+/// # Safety
+/// No preconditions: the pointer is only offset, never read.
+#[no_mangle]
+pub unsafe extern "C" fn umad_get_mad_addr(umad: *mut c_void) -> *mut ib_mad_addr_t {
+    umad.cast::<u8>().wrapping_add(ADDR_OFFSET).cast()
+}
+
+/// Sets (or, with a `NULL` `mad_addr`, clears) the GRH of a header. From `mad_addr` the GID,
+/// hop limit and traffic class are copied as they are and the flow label is converted from host
+/// to network order; `gid_index` is **not** copied (as in libibumad). Returns 0.
+///
+/// # Safety
+/// `umad` is `NULL` (then `-EINVAL`) or valid for 56 writable bytes; `mad_addr` is `NULL` or
+/// points to a readable `ib_mad_addr_t` (it may lie inside `umad`).
+#[no_mangle]
+pub unsafe extern "C" fn umad_set_grh(umad: *mut c_void, mad_addr: *mut c_void) -> c_int {
+    // Copy the source first: it may be the header's own address.
+    // SAFETY: the caller guarantees `mad_addr` is NULL or readable for 44 bytes; the borrow
+    // ends before the header is borrowed mutably below.
+    let src: Option<[u8; 44]> = unsafe { opt_bytes(mad_addr, 44) }.map(|b| {
+        let mut a = [0u8; 44];
+        a.copy_from_slice(b);
+        a
+    });
+    // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
+    let Some(h) = (unsafe { common_header(umad) }) else {
+        return -libc::EINVAL;
+    };
+    match src {
+        Some(a) => {
+            h[hdr::GRH_PRESENT] = 1;
+            h[hdr::GID].copy_from_slice(&a[ADDR_GID]);
+            let flow = u32::from_ne_bytes([
+                a[ADDR_FLOW_LABEL.start],
+                a[ADDR_FLOW_LABEL.start + 1],
+                a[ADDR_FLOW_LABEL.start + 2],
+                a[ADDR_FLOW_LABEL.start + 3],
+            ]);
+            h[hdr::FLOW_LABEL].copy_from_slice(&flow.to_be_bytes());
+            h[hdr::HOP_LIMIT] = a[ADDR_HOP_LIMIT];
+            h[hdr::TRAFFIC_CLASS] = a[ADDR_TRAFFIC_CLASS];
+        }
+        None => h[hdr::GRH_PRESENT] = 0,
+    }
+    0
+}
+
+/// Sets the destination from host-order values: LID, QP, SL and Q_Key (stored big-endian).
+/// Path bits, GRH and P_Key index are left as they are. Returns 0.
+///
+/// # Safety
+/// `umad` is `NULL` (then `-EINVAL`) or valid for 56 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn umad_set_addr(
+    umad: *mut c_void,
+    dlid: c_int,
+    dqp: c_int,
+    sl: c_int,
+    qkey: c_int,
+) -> c_int {
+    trace!(
+        "umad_set_addr",
+        "umad {} dlid {} dqp {} sl {}, qkey {:x}",
+        Ptr(umad),
+        dlid as u32,
+        dqp,
+        sl,
+        qkey as u32
+    );
+    // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
+    let Some(h) = (unsafe { common_header(umad) }) else {
+        return -libc::EINVAL;
+    };
+    h[hdr::QPN].copy_from_slice(&(dqp as u32).to_be_bytes());
+    h[hdr::LID].copy_from_slice(&(dlid as u16).to_be_bytes());
+    h[hdr::QKEY].copy_from_slice(&(qkey as u32).to_be_bytes());
+    h[hdr::SL] = sl as u8;
+    0
+}
+
+/// Sets the destination from network-order values, stored as given. Returns 0.
+///
+/// # Safety
+/// `umad` is `NULL` (then `-EINVAL`) or valid for 56 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn umad_set_addr_net(
+    umad: *mut c_void,
+    dlid: u16,
+    dqp: u32,
+    sl: c_int,
+    qkey: u32,
+) -> c_int {
+    trace!(
+        "umad_set_addr_net",
+        "umad {} dlid {} dqp {} sl {} qkey {:x}",
+        Ptr(umad),
+        u16::from_be(dlid),
+        u32::from_be(dqp) as i32,
+        sl,
+        u32::from_be(qkey)
+    );
+    // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
+    let Some(h) = (unsafe { common_header(umad) }) else {
+        return -libc::EINVAL;
+    };
+    h[hdr::QPN].copy_from_slice(&dqp.to_ne_bytes());
+    h[hdr::LID].copy_from_slice(&dlid.to_ne_bytes());
+    h[hdr::QKEY].copy_from_slice(&qkey.to_ne_bytes());
+    h[hdr::SL] = sl as u8;
+    0
+}
+
+/// Sets the P_Key index (low 16 bits of `pkey_index`) when the 64-byte header is in use;
+/// does nothing with the old header. Returns 0.
+///
+/// # Safety
+/// With the 64-byte header, `umad` is `NULL` (then `-EINVAL`) or valid for 64 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn umad_set_pkey(umad: *mut c_void, pkey_index: c_int) -> c_int {
+    if new_user_mad_api() {
+        // SAFETY: the caller guarantees `umad` is NULL or writable for the 64-byte header.
+        let Some(h) = (unsafe { opt_bytes_mut(umad, hdr::PKEY_INDEX.end) }) else {
+            return -libc::EINVAL;
+        };
+        h[hdr::PKEY_INDEX].copy_from_slice(&(pkey_index as u16).to_ne_bytes());
+    }
+    0
+}
+
+/// The P_Key index of a header with the 64-byte layout; 0 with the old layout.
+///
+/// # Safety
+/// With the 64-byte header, `umad` is `NULL` (then `-EINVAL`) or valid for 64 readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn umad_get_pkey(umad: *mut c_void) -> c_int {
+    if !new_user_mad_api() {
+        return 0;
+    }
+    // SAFETY: the caller guarantees `umad` is NULL or readable for the 64-byte header.
+    let Some(h) = (unsafe { opt_bytes(umad, hdr::PKEY_INDEX.end) }) else {
+        return -libc::EINVAL;
+    };
+    c_int::from(u16::from_ne_bytes([
+        h[hdr::PKEY_INDEX.start],
+        h[hdr::PKEY_INDEX.start + 1],
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::global::set_new_user_mad_api;
+    use crate::global::tests::global_lock;
+    use crate::types::ib_user_mad_t;
+
+    fn as_hdr(buf: &[u8; 64]) -> ib_user_mad_t {
+        // SAFETY: `buf` holds 64 initialised bytes and ib_user_mad_t is plain data of 64 bytes.
+        unsafe { core::ptr::read_unaligned(buf.as_ptr().cast::<ib_user_mad_t>()) }
+    }
+
+    #[test]
+    fn size_and_mad_offset_follow_the_layout_flag() {
+        let _g = global_lock();
+        let before = new_user_mad_api();
+        let mut buf = [0u8; 320];
+        let p = buf.as_mut_ptr().cast::<c_void>();
+        // SAFETY: plain pointer arithmetic and reads of the size.
+        unsafe {
+            set_new_user_mad_api(false);
+            assert_eq!(umad_size(), 56);
+            assert_eq!(umad_get_mad(p) as usize - p as usize, 56);
+            set_new_user_mad_api(true);
+            assert_eq!(umad_size(), 64);
+            assert_eq!(umad_get_mad(p) as usize - p as usize, 64);
+            assert_eq!(umad_get_mad_addr(p) as usize - p as usize, 20);
+        }
+        set_new_user_mad_api(before);
+    }
+
+    #[test]
+    fn set_addr_stores_network_order() {
+        let mut buf = [0u8; 64];
+        let p = buf.as_mut_ptr().cast::<c_void>();
+        // SAFETY: `buf` is a writable 64-byte header.
+        let rc = unsafe { umad_set_addr(p, 0x1234, 1, 3, 0x8001_0000u32 as i32) };
+        assert_eq!(rc, 0);
+        assert_eq!(&buf[28..30], &[0x12, 0x34]);
+        let h = as_hdr(&buf);
+        assert_eq!(u32::from_be(h.addr.qpn), 1);
+        assert_eq!(u32::from_be(h.addr.qkey), 0x8001_0000);
+        assert_eq!(h.addr.sl, 3);
+        // SAFETY: as above.
+        let rc =
+            unsafe { umad_set_addr_net(p, 0x0100u16.to_be(), 7u32.to_be(), 0x1ff, 5u32.to_be()) };
+        assert_eq!(rc, 0);
+        let h = as_hdr(&buf);
+        assert_eq!(u16::from_be(h.addr.lid), 0x0100);
+        assert_eq!(u32::from_be(h.addr.qpn), 7);
+        assert_eq!(u32::from_be(h.addr.qkey), 5);
+        assert_eq!(h.addr.sl, 0xff);
+        // SAFETY: NULL is refused.
+        let rc = unsafe { umad_set_addr(core::ptr::null_mut(), 1, 1, 1, 1) };
+        assert_eq!(rc, -libc::EINVAL);
+    }
+
+    #[test]
+    fn set_grh_copies_all_but_gid_index() {
+        let mut buf = [0u8; 64];
+        let addr = ib_mad_addr_t {
+            gid_index: 7,
+            hop_limit: 64,
+            traffic_class: 3,
+            gid: [0xfe; 16],
+            flow_label: 0x12345,
+            ..Default::default()
+        };
+        let p = buf.as_mut_ptr().cast::<c_void>();
+        let a = (&addr as *const ib_mad_addr_t).cast_mut().cast::<c_void>();
+        // SAFETY: `buf` is writable, `addr` readable.
+        assert_eq!(unsafe { umad_set_grh(p, a) }, 0);
+        let h = as_hdr(&buf);
+        assert_eq!(h.addr.grh_present, 1);
+        assert_eq!(h.addr.gid_index, 0);
+        assert_eq!(h.addr.hop_limit, 64);
+        assert_eq!(h.addr.traffic_class, 3);
+        assert_eq!(h.addr.gid, [0xfe; 16]);
+        assert_eq!(u32::from_be(h.addr.flow_label), 0x12345);
+        // The source may be the header's own address: the stored (big-endian) flow label is
+        // then taken as a host value and swapped once more, as C's htobe32 does.
+        // SAFETY: `buf` is writable and its address part readable.
+        assert_eq!(unsafe { umad_set_grh(p, umad_get_mad_addr(p).cast()) }, 0);
+        assert_eq!(as_hdr(&buf).addr.flow_label, 0x12345);
+        // SAFETY: as above.
+        assert_eq!(unsafe { umad_set_grh(p, core::ptr::null_mut()) }, 0);
+        assert_eq!(as_hdr(&buf).addr.grh_present, 0);
+    }
+
+    #[test]
+    fn pkey_only_with_the_new_layout() {
+        let _g = global_lock();
+        let before = new_user_mad_api();
+        let mut buf = [0u8; 64];
+        let p = buf.as_mut_ptr().cast::<c_void>();
+        // SAFETY: `buf` is a writable 64-byte header.
+        unsafe {
+            set_new_user_mad_api(false);
+            assert_eq!(umad_set_pkey(p, 5), 0);
+            assert_eq!(umad_get_pkey(p), 0);
+            assert_eq!(buf[56], 0);
+            assert_eq!(umad_set_pkey(core::ptr::null_mut(), 5), 0);
+            set_new_user_mad_api(true);
+            assert_eq!(umad_set_pkey(p, 0x1_0005), 0);
+            assert_eq!(umad_get_pkey(p), 5);
+            assert_eq!(umad_set_pkey(core::ptr::null_mut(), 5), -libc::EINVAL);
+        }
+        set_new_user_mad_api(before);
+    }
+
+    #[test]
+    fn status_reads_host_order() {
+        let mut buf = [0u8; 64];
+        buf[4..8].copy_from_slice(&110u32.to_ne_bytes());
+        // SAFETY: `buf` is a readable header.
+        assert_eq!(unsafe { umad_status(buf.as_mut_ptr().cast()) }, 110);
+    }
+}

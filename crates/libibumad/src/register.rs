@@ -1,0 +1,415 @@
+//! Agent registration: `umad_register`, `umad_register_oui`, `umad_register2`,
+//! `umad_unregister` — each with libibumad's own return convention.
+
+use core::ffi::{c_int, c_long, c_void};
+
+use umad::abi::{IbUserMadRegReq, IbUserMadRegReq2};
+use umad::raw;
+
+use crate::ffi::{errno, opt_bytes, opt_mut, strerror, Ptr};
+use crate::global::trace;
+use crate::types::umad_reg_attr;
+
+/// The OpenIB OUI, used by `umad_register` (big-endian bytes 00 14 05).
+const IB_OPENIB_OUI: u32 = 0x001405;
+
+/// The QP a class is registered on: 0 (SMI) for the subnet-management classes 0x01 and 0x81,
+/// else 1 (GSI).
+fn qpn_for(mgmt_class: c_int) -> u8 {
+    u8::from(!(mgmt_class == 0x01 || mgmt_class == 0x81))
+}
+
+/// The 128-bit method mask from a C `long[2]` (zero for `NULL`), as the kernel's `u32[4]`.
+///
+/// # Safety
+/// `mask` is `NULL` or readable for 16 bytes.
+unsafe fn method_mask_words(mask: *const c_long) -> [u32; 4] {
+    let mut words = [0u32; 4];
+    // SAFETY: the caller guarantees `mask` is NULL or readable for 16 bytes.
+    if let Some(bytes) = unsafe { opt_bytes(mask.cast::<c_void>(), 16) } {
+        for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+            *w = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        }
+    }
+    words
+}
+
+/// Registers an agent for a management class on a port and returns its id (0–31); with a
+/// `NULL` `method_mask` the agent only receives responses to its own requests. Classes 0x01
+/// and 0x81 go to QP0, others to QP1; the OUI is the OpenIB one.
+///
+/// Returns `-EPERM` (which is -1) on failure, with `errno` from the kernel.
+///
+/// # Safety
+/// `method_mask` is `NULL` or readable for 16 bytes (`long[2]`).
+#[no_mangle]
+pub unsafe extern "C" fn umad_register(
+    portid: c_int,
+    mgmt_class: c_int,
+    mgmt_version: c_int,
+    rmpp_version: u8,
+    method_mask: *mut c_long,
+) -> c_int {
+    trace!(
+        "umad_register",
+        "fd {} mgmt_class {} mgmt_version {} rmpp_version {} method_mask {}",
+        portid,
+        mgmt_class as u32,
+        mgmt_version as u32,
+        rmpp_version,
+        Ptr(method_mask.cast())
+    );
+    let qp = qpn_for(mgmt_class);
+    let oui = IB_OPENIB_OUI.to_be_bytes();
+    let mut req = IbUserMadRegReq {
+        id: 0,
+        // SAFETY: the caller guarantees `method_mask` is NULL or readable for 16 bytes.
+        method_mask: unsafe { method_mask_words(method_mask) },
+        qpn: qp,
+        mgmt_class: mgmt_class as u8,
+        mgmt_class_version: mgmt_version as u8,
+        oui: [oui[1], oui[2], oui[3]],
+        rmpp_version,
+    };
+    match raw::register_agent(portid, &mut req) {
+        Ok(()) => {
+            trace!(
+                "umad_register",
+                "fd {} registered to use agent {} qp {}",
+                portid,
+                req.id,
+                qp
+            );
+            req.id as c_int
+        }
+        Err(_) => {
+            trace!(
+                "umad_register",
+                "fd {} registering qp {} class 0x{:x} version {} failed: {}",
+                portid,
+                qp,
+                mgmt_class,
+                mgmt_version,
+                strerror(errno())
+            );
+            -libc::EPERM
+        }
+    }
+}
+
+/// Registers an agent for a vendor class of range 2 (0x30–0x4f) with the given OUI (3 bytes,
+/// network order) on QP1; the class version is always 1. Returns the agent id, `-EINVAL` for a
+/// class outside 0x30–0x4f (or a `NULL` `oui`), `-EPERM` (-1) if the kernel refuses.
+///
+/// # Safety
+/// `oui` is `NULL` or readable for 3 bytes; `method_mask` is `NULL` or readable for 16 bytes.
+#[no_mangle]
+pub unsafe extern "C" fn umad_register_oui(
+    portid: c_int,
+    mgmt_class: c_int,
+    rmpp_version: u8,
+    oui: *mut u8,
+    method_mask: *mut c_long,
+) -> c_int {
+    // SAFETY: the caller guarantees `oui` is NULL or readable for 3 bytes.
+    let oui_bytes: Option<[u8; 3]> =
+        unsafe { opt_bytes(oui.cast::<c_void>(), 3) }.map(|b| [b[0], b[1], b[2]]);
+    if let Some(o) = oui_bytes {
+        trace!(
+            "umad_register_oui",
+            "fd {} mgmt_class {} rmpp_version {} oui 0x{:x}{:x}{:x} method_mask {}",
+            portid,
+            mgmt_class as u32,
+            rmpp_version,
+            o[0],
+            o[1],
+            o[2],
+            Ptr(method_mask.cast())
+        );
+    }
+    if !(0x30..=0x4f).contains(&mgmt_class) {
+        trace!(
+            "umad_register_oui",
+            "mgmt class {} not in vendor range 2",
+            mgmt_class
+        );
+        return -libc::EINVAL;
+    }
+    let Some(oui_bytes) = oui_bytes else {
+        return -libc::EINVAL;
+    };
+    let mut req = IbUserMadRegReq {
+        id: 0,
+        // SAFETY: the caller guarantees `method_mask` is NULL or readable for 16 bytes.
+        method_mask: unsafe { method_mask_words(method_mask) },
+        qpn: 1,
+        mgmt_class: mgmt_class as u8,
+        mgmt_class_version: 1,
+        oui: oui_bytes,
+        rmpp_version,
+    };
+    match raw::register_agent(portid, &mut req) {
+        Ok(()) => {
+            trace!(
+                "umad_register_oui",
+                "fd {} registered to use agent {} qp {} class 0x{:x} oui {}",
+                portid,
+                req.id,
+                req.qpn,
+                req.mgmt_class,
+                Ptr(oui.cast())
+            );
+            req.id as c_int
+        }
+        Err(_) => {
+            trace!(
+                "umad_register_oui",
+                "fd {} registering qp {} class 0x{:x} version {} oui {} failed: {}",
+                portid,
+                req.qpn,
+                req.mgmt_class,
+                req.mgmt_class_version,
+                Ptr(oui.cast()),
+                strerror(errno())
+            );
+            -libc::EPERM
+        }
+    }
+}
+
+/// Registers an agent described by `attr` (class, version, flags such as `UMAD_USER_RMPP`,
+/// method mask, OUI for vendor classes, RMPP version) and stores its id in `*agent_id`.
+///
+/// Returns 0 or a **positive** errno: `EINVAL` for `NULL` arguments or a vendor class 0x30–0x4f
+/// with an OUI of 0 or wider than 24 bits, else the kernel's error. On kernels without
+/// `REGISTER_AGENT2` (or under ibsim), a registration without flags falls back to the classic
+/// ioctl. On failure `attr->flags` is overwritten with the flags left in the request — 0 after
+/// a rejected-flags `EINVAL` (libibumad behaviour, contrary to its man page).
+///
+/// # Safety
+/// `attr` is `NULL` or points to a writable, aligned `struct umad_reg_attr`; `agent_id` is
+/// `NULL` or points to a writable `uint32_t`.
+#[no_mangle]
+pub unsafe extern "C" fn umad_register2(
+    port_fd: c_int,
+    attr: *mut umad_reg_attr,
+    agent_id: *mut u32,
+) -> c_int {
+    const FUNC: &str = "umad_register2";
+    // SAFETY: the caller guarantees both are NULL or valid, distinct objects.
+    let (Some(attr), Some(agent_id)) = (unsafe { opt_mut(attr) }, unsafe { opt_mut(agent_id) })
+    else {
+        return libc::EINVAL;
+    };
+    trace!(
+        FUNC,
+        "fd {} mgmt_class {} mgmt_class_version {} flags 0x{:08x} method_mask 0x{:016x} {:016x}oui 0x{:06x} rmpp_version {} ",
+        port_fd,
+        attr.mgmt_class,
+        attr.mgmt_class_version,
+        attr.flags,
+        attr.method_mask[0],
+        attr.method_mask[1],
+        attr.oui,
+        attr.rmpp_version
+    );
+    if (0x30..=0x4f).contains(&attr.mgmt_class)
+        && (attr.oui & 0x00ff_ffff == 0 || attr.oui & 0xff00_0000 != 0)
+    {
+        trace!(
+            FUNC,
+            "mgmt class {} is in vendor range 2 but oui (0x{:08x}) is invalid",
+            attr.mgmt_class,
+            attr.oui
+        );
+        return libc::EINVAL;
+    }
+    let qpn = qpn_for(c_int::from(attr.mgmt_class));
+    let mut req = IbUserMadRegReq2 {
+        id: 0,
+        qpn: u32::from(qpn),
+        mgmt_class: attr.mgmt_class,
+        mgmt_class_version: attr.mgmt_class_version,
+        res: 0,
+        flags: attr.flags,
+        method_mask: attr.method_mask,
+        oui: attr.oui,
+        rmpp_version: attr.rmpp_version,
+        reserved: [0; 3],
+    };
+    let err = match raw::register_agent2(port_fd, &mut req) {
+        Ok(()) => {
+            trace!(
+                FUNC,
+                "fd {} registered to use agent {} qp {} class 0x{:x} oui 0x{:06x}",
+                port_fd,
+                req.id,
+                req.qpn,
+                req.mgmt_class,
+                attr.oui
+            );
+            *agent_id = req.id;
+            return 0;
+        }
+        Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+    };
+    let mut rc = err;
+    if err == libc::ENOTTY || err == libc::EINVAL {
+        trace!(FUNC, "no kernel support for registration flags");
+        req.flags = 0;
+        if attr.flags == 0 {
+            trace!(FUNC, "attempting original register ioctl");
+            let mut mask = [0u32; 4];
+            for (i, w) in mask.iter_mut().enumerate() {
+                let word = req.method_mask[i / 2].to_ne_bytes();
+                let half = &word[(i % 2) * 4..(i % 2) * 4 + 4];
+                *w = u32::from_ne_bytes([half[0], half[1], half[2], half[3]]);
+            }
+            let mut v1 = IbUserMadRegReq {
+                id: 0,
+                method_mask: mask,
+                qpn: req.qpn as u8,
+                mgmt_class: req.mgmt_class,
+                mgmt_class_version: req.mgmt_class_version,
+                oui: [
+                    ((req.oui >> 16) & 0xff) as u8,
+                    ((req.oui >> 8) & 0xff) as u8,
+                    (req.oui & 0xff) as u8,
+                ],
+                rmpp_version: req.rmpp_version,
+            };
+            match raw::register_agent(port_fd, &mut v1) {
+                Ok(()) => {
+                    trace!(
+                        FUNC,
+                        "fd {} registered to use agent {} qp {} class 0x{:x} oui 0x{:06x}",
+                        port_fd,
+                        v1.id,
+                        v1.qpn,
+                        v1.mgmt_class,
+                        attr.oui
+                    );
+                    *agent_id = v1.id;
+                    return 0;
+                }
+                Err(e) => rc = e.raw_os_error().unwrap_or(libc::EIO),
+            }
+        }
+    }
+    attr.flags = req.flags;
+    trace!(
+        FUNC,
+        "fd {} registering qp {} class 0x{:x} version {} oui 0x{:06x} failed flags returned 0x{:x} : {}",
+        port_fd,
+        req.qpn,
+        req.mgmt_class,
+        req.mgmt_class_version,
+        attr.oui,
+        req.flags,
+        strerror(rc)
+    );
+    rc
+}
+
+/// Unregisters an agent. Returns the raw `ioctl` result: 0, or -1 with `errno` (`EINVAL` for
+/// an unknown agent id).
+///
+/// # Safety
+/// No preconditions (unsafe only as part of the C ABI).
+#[no_mangle]
+pub unsafe extern "C" fn umad_unregister(portid: c_int, agentid: c_int) -> c_int {
+    trace!(
+        "umad_unregister",
+        "fd {} unregistering agent {}",
+        portid,
+        agentid
+    );
+    match raw::unregister_agent(portid, agentid as u32) {
+        Ok(()) => 0,
+        Err(_) => -1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qp_choice() {
+        assert_eq!(qpn_for(0x01), 0);
+        assert_eq!(qpn_for(0x81), 0);
+        assert_eq!(qpn_for(0x04), 1);
+        // The int is compared before any truncation, as in C.
+        assert_eq!(qpn_for(0x181), 1);
+    }
+
+    #[test]
+    fn method_mask_bytes() {
+        let mask: [c_long; 2] = [0x8000_0000_0000_0002u64 as c_long, 1];
+        // SAFETY: `mask` is readable for 16 bytes.
+        let w = unsafe { method_mask_words(mask.as_ptr()) };
+        assert_eq!(w, [2, 0x8000_0000, 1, 0]);
+        // SAFETY: NULL is a zero mask.
+        assert_eq!(unsafe { method_mask_words(core::ptr::null()) }, [0; 4]);
+    }
+
+    #[test]
+    fn bad_descriptor_conventions() {
+        // SAFETY: -1 is not a descriptor; NULL masks are allowed.
+        unsafe {
+            assert_eq!(umad_register(-1, 0x04, 1, 0, core::ptr::null_mut()), -1);
+            assert_eq!(crate::ffi::errno(), libc::EBADF);
+            assert_eq!(
+                umad_register_oui(
+                    -1,
+                    0x09,
+                    0,
+                    [0u8, 0x14, 5].as_mut_ptr(),
+                    core::ptr::null_mut()
+                ),
+                -libc::EINVAL
+            );
+            assert_eq!(
+                umad_register_oui(
+                    -1,
+                    0x30,
+                    0,
+                    [0u8, 0x14, 5].as_mut_ptr(),
+                    core::ptr::null_mut()
+                ),
+                -libc::EPERM
+            );
+            assert_eq!(umad_unregister(-1, 0), -1);
+            assert_eq!(crate::ffi::errno(), libc::EBADF);
+        }
+    }
+
+    #[test]
+    fn register2_conventions() {
+        let mut attr = umad_reg_attr {
+            mgmt_class: 0x30,
+            mgmt_class_version: 1,
+            ..Default::default()
+        };
+        let mut id = 0u32;
+        // SAFETY: `attr` and `id` are valid; NULLs are refused.
+        unsafe {
+            assert_eq!(umad_register2(-1, &mut attr, &mut id), libc::EINVAL);
+            assert_eq!(
+                umad_register2(-1, core::ptr::null_mut(), &mut id),
+                libc::EINVAL
+            );
+            assert_eq!(
+                umad_register2(-1, &mut attr, core::ptr::null_mut()),
+                libc::EINVAL
+            );
+            attr.oui = 0x0100_0000;
+            assert_eq!(umad_register2(-1, &mut attr, &mut id), libc::EINVAL);
+            attr.mgmt_class = 0x04;
+            attr.flags = 1;
+            assert_eq!(umad_register2(-1, &mut attr, &mut id), libc::EBADF);
+            // The flags are written back from the request (unchanged for EBADF).
+            assert_eq!(attr.flags, 1);
+        }
+    }
+}
