@@ -109,7 +109,12 @@ pub fn run() -> Result<(), String> {
     let out_dir = target.join("libibumad");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
     let so = out_dir.join(SONAME);
-    link(&root, &archive, &so)?;
+    // Link to a temporary name and rename it into place, so a test running meanwhile never
+    // sees a missing or half-written library.
+    let partial = out_dir.join(format!("{SONAME}.partial"));
+    link(&root, &archive, &partial)?;
+    std::fs::rename(&partial, &so)
+        .map_err(|e| format!("rename {} to {}: {e}", partial.display(), so.display()))?;
     let link_name = out_dir.join("libibumad.so");
     let _ = std::fs::remove_file(&link_name);
     std::os::unix::fs::symlink(SONAME, &link_name)

@@ -16,12 +16,14 @@ use crate::global::{
     abi_version, debug_level, dump_header, header_size, set_new_user_mad_api, trace,
 };
 
-/// libibumad's `do_umad_open_port` (HEAD), shared by both open functions.
+/// libibumad's `do_umad_open_port` (HEAD), shared by both open functions. Its trace lines carry
+/// the name `umad_open_port`, as Debian's libibumad 44 (the library this one replaces there)
+/// prints them; HEAD renamed the function and so its traces.
 ///
 /// # Safety
 /// `ca_name` is `NULL` or a C string.
 unsafe fn do_open(ca_name: *const c_char, portnum: c_int, enforce_smi: bool) -> c_int {
-    const FUNC: &str = "do_umad_open_port";
+    const FUNC: &str = "umad_open_port";
     let abi = abi_version();
     // SAFETY: the caller guarantees `ca_name` is NULL or a C string.
     let name_in = unsafe { opt_cstr(ca_name) };
