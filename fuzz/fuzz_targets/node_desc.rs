@@ -1,12 +1,12 @@
-//! `mad::NodeDescription`: parse never panics; emit(parse(x)) reproduces x.
+//! `mad::NodeDescription`: parse never panics; emit(parse(x)) reproduces x; the text accessors never panic.
 #![no_main]
-use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    mad_fuzz::round_trip(
-        data,
-        mad::NodeDescription::parse,
-        mad::NodeDescription::buffer_len,
-        mad::NodeDescription::emit,
-    );
+mad_fuzz::repr_target!(mad::NodeDescription, |nd, _data| {
+    assert!(nd.text_bytes().len() <= mad::NodeDescription::LEN);
+    let text = nd.as_str();
+    assert_eq!(nd.to_string(), text);
+    // Rebuilding from the text keeps the text (up to the first NUL, valid UTF-8).
+    if let Ok(s) = std::str::from_utf8(nd.text_bytes()) {
+        assert_eq!(mad::NodeDescription::new(s).text_bytes(), nd.text_bytes());
+    }
 });

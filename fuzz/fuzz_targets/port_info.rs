@@ -1,12 +1,18 @@
-//! `mad::PortInfo`: parse never panics; emit(parse(x)) reproduces x.
+//! `mad::PortInfo`: parse never panics; emit(parse(x)) reproduces x; the speed and rate helpers never panic.
 #![no_main]
-use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    mad_fuzz::round_trip(
-        data,
-        mad::PortInfo::parse,
-        mad::PortInfo::buffer_len,
-        mad::PortInfo::emit,
+mad_fuzz::repr_target!(mad::PortInfo, |pi, _data| {
+    let _ = (
+        pi.link_speed(),
+        pi.rate_gbps(),
+        pi.has_capability(mad::attr::cap::IS_SM),
+    );
+    let _ = (
+        pi.port_state.to_string(),
+        pi.port_physical_state.to_string(),
+    );
+    let _ = (
+        pi.link_width_active.to_string(),
+        pi.neighbor_mtu.to_string(),
     );
 });

@@ -9,8 +9,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = (
         smp.mgmt_class(),
+        smp.is_directed_route(),
         smp.method(),
+        smp.tid(),
+        smp.attr_id(),
+        smp.attr_mod(),
         smp.status(),
+        smp.direction(),
         smp.hop_pointer(),
         smp.hop_count(),
     );
@@ -21,8 +26,21 @@ fuzz_target!(|data: &[u8]| {
         smp.data(),
         smp.initial_path(),
         smp.return_path(),
+        smp.is_at_destination(),
     );
-    if let Ok(path) = smp.dr_path() {
-        assert_eq!(path.hop_count(), smp.hop_count());
+    assert_eq!(smp.data().len(), mad::SMP_DATA_LEN);
+    assert_eq!(
+        smp.header().to_string(),
+        mad::Mad::new_checked(data).unwrap().to_string()
+    );
+    match smp.dr_path() {
+        Ok(path) => {
+            assert_eq!(path.hop_count(), smp.hop_count());
+            assert_eq!(
+                path.hops(),
+                &smp.initial_path()[1..=usize::from(smp.hop_count())]
+            );
+        }
+        Err(e) => assert_eq!(e, mad::Error::BadHopCount(smp.hop_count())),
     }
 });

@@ -138,12 +138,12 @@ pub fn is_vendor_range2(class: u8) -> bool {
     VENDOR_RANGE2.contains(&class)
 }
 
-/// Whether the kernel MAD layer treats `class` as RMPP capable: SA (0x03),
-/// device management (0x06), device administration (0x10), BIS (0x12) and
-/// the second vendor range (0x30–0x4f). Same list as the kernel's
-/// `ib_is_mad_class_rmpp()`.
+/// Whether the kernel MAD layer treats `class` as RMPP capable: the
+/// classes of [`crate::rmpp::RMPP_CLASSES`] (SA 0x03, device management
+/// 0x06, device administration 0x10, BIS 0x12) and the second vendor range
+/// (0x30–0x4f). Same list as the kernel's `ib_is_mad_class_rmpp()`.
 pub fn is_rmpp_class(class: u8) -> bool {
-    matches!(class, 0x03 | 0x06 | 0x10 | 0x12) || is_vendor_range2(class)
+    crate::rmpp::RMPP_CLASSES.contains(&class) || is_vendor_range2(class)
 }
 
 /// The QP a MAD of `class` is addressed to: 0 for subnet management
@@ -371,15 +371,7 @@ impl<T: AsRef<[u8]>> Mad<T> {
     /// Checks that the buffer holds at least [`HEADER_LEN`] bytes. After
     /// `Ok(())` no accessor or setter panics.
     pub fn check_len(&self) -> Result<()> {
-        let got = self.buffer.as_ref().len();
-        if got < HEADER_LEN {
-            Err(Error::Truncated {
-                needed: HEADER_LEN,
-                got,
-            })
-        } else {
-            Ok(())
-        }
+        bytes::check_len(self.buffer.as_ref(), HEADER_LEN)
     }
 
     /// Returns the wrapped buffer.
@@ -409,7 +401,7 @@ impl<T: AsRef<[u8]>> Mad<T> {
 
     /// Whether the response bit (0x80 of byte 3) is set.
     pub fn is_response(&self) -> bool {
-        self.buffer.as_ref()[field::METHOD] & METHOD_RESP_BIT != 0
+        self.method().is_response()
     }
 
     /// The status word (bytes 4–5).
@@ -614,6 +606,8 @@ impl MadHeader {
     ///
     /// If the buffer is shorter than [`HEADER_LEN`].
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, mad: &mut Mad<&mut T>) {
+        // Check first so a short buffer panics before anything is written.
+        bytes::array_mut::<HEADER_LEN>(mad.buffer.as_mut());
         mad.set_base_version(self.base_version);
         mad.set_mgmt_class(self.mgmt_class);
         mad.set_class_version(self.class_version);

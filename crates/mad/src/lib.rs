@@ -92,8 +92,8 @@ pub use attr::{
     ClassPortInfo, GuidInfo, LinearForwardingTable, MulticastForwardingTable, Notice, PKeyTable,
     SlToVlTable, SmInfo, SmState, SwitchInfo, TrapNumber, VlArbTable,
 };
-pub use rmpp::{Rmpp, RmppHeader, RmppStatus, RmppType};
 pub use attr::{PortCountersExt, PortDataSl, PortSamplesControl};
+pub use rmpp::{Rmpp, RmppHeader, RmppStatus, RmppType};
 pub use sa::{SaHeader, SaMad, SaRecord, SaStatus};
 pub use smp::DrAction;
 pub use types::{Gid, Mtu, Rate, Selector};
@@ -186,6 +186,19 @@ pub(crate) mod bytes {
     /// The rest of a structure from a byte offset on.
     pub(crate) type Rest = core::ops::RangeFrom<usize>;
 
+    /// `Ok(())` if `buf` holds at least `needed` bytes, else
+    /// [`Error::Truncated`]: the `check_len` of every view.
+    pub(crate) fn check_len(buf: &[u8], needed: usize) -> Result<()> {
+        if buf.len() < needed {
+            Err(Error::Truncated {
+                needed,
+                got: buf.len(),
+            })
+        } else {
+            Ok(())
+        }
+    }
+
     /// The first `N` bytes of `buf` as an array, or [`Error::Truncated`].
     pub(crate) fn array<const N: usize>(buf: &[u8]) -> Result<&[u8; N]> {
         buf.get(..N)
@@ -261,6 +274,45 @@ pub(crate) mod bytes {
         s.copy_from_slice(&v.to_be_bytes());
     }
 
+    /// Reads `N` consecutive big-endian values of `size_of::<T>()` bytes
+    /// each (a table of P_Keys, GUIDs, counters, …) from the start of `s`
+    /// with `get` (one of the `get_*` above).
+    ///
+    /// # Panics
+    ///
+    /// If `s` is shorter than `N` values (callers pass a field of an array
+    /// they already checked).
+    pub(crate) fn get_array<T: Copy + Default, const N: usize>(
+        s: &[u8],
+        get: fn(&[u8]) -> T,
+    ) -> [T; N] {
+        let size = core::mem::size_of::<T>();
+        assert!(s.len() >= N * size, "get_array: field too short");
+        let mut out = [T::default(); N];
+        for (v, chunk) in out.iter_mut().zip(s.chunks_exact(size)) {
+            *v = get(chunk);
+        }
+        out
+    }
+
+    /// Writes `values` big-endian, `size_of::<T>()` bytes each, from the
+    /// start of `s` with `set` (one of the `set_*` above); the inverse of
+    /// [`get_array`].
+    ///
+    /// # Panics
+    ///
+    /// If `s` is shorter than `values`.
+    pub(crate) fn set_array<T: Copy>(s: &mut [u8], values: &[T], set: fn(&mut [u8], T)) {
+        let size = core::mem::size_of::<T>();
+        assert!(
+            s.len() >= core::mem::size_of_val(values),
+            "set_array: field too short"
+        );
+        for (v, chunk) in values.iter().zip(s.chunks_exact_mut(size)) {
+            set(chunk, *v);
+        }
+    }
+
     /// Extracts `width` bits whose least significant bit is bit `shift` of
     /// `byte` (bit 7 is the most significant bit on the wire).
     pub(crate) const fn bits(byte: u8, shift: u32, width: u32) -> u8 {
@@ -283,28 +335,7 @@ pub(crate) mod bytes {
 }
 
 #[cfg(test)]
-pub(crate) mod test_util {
-    /// Deterministic xorshift64* generator for round-trip tests.
-    pub(crate) struct XorShift(pub u64);
-
-    impl XorShift {
-        pub(crate) fn next_u64(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            self.0 = x;
-            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        pub(crate) fn fill(&mut self, buf: &mut [u8]) {
-            for chunk in buf.chunks_mut(8) {
-                let v = self.next_u64().to_le_bytes();
-                chunk.copy_from_slice(&v[..chunk.len()]);
-            }
-        }
-    }
-}
+pub(crate) mod test_util;
 
 #[cfg(test)]
 mod test {
@@ -337,6 +368,42 @@ mod test {
         assert_eq!(b, [0x12, 0x34, 0x56]);
         assert_eq!(bytes::bits(0b1010_0110, 5, 3), 0b101);
         assert_eq!(bytes::place(0xff, 5, 3), 0b1110_0000);
+    }
+
+    #[test]
+    fn check_len_and_arrays() {
+        assert_eq!(bytes::check_len(&[0; 3], 3), Ok(()));
+        assert_eq!(
+            bytes::check_len(&[0; 3], 4),
+            Err(Error::Truncated { needed: 4, got: 3 })
+        );
+        let raw = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0xee];
+        assert_eq!(
+            bytes::get_array::<u16, 4>(&raw, bytes::get_u16),
+            [0x0102, 0x0304, 0x0506, 0x0708]
+        );
+        assert_eq!(
+            bytes::get_array::<u32, 2>(&raw, bytes::get_u32),
+            [0x0102_0304, 0x0506_0708]
+        );
+        assert_eq!(
+            bytes::get_array::<u64, 1>(&raw, bytes::get_u64),
+            [0x0102_0304_0506_0708]
+        );
+        let mut out = [0xa5u8; 9];
+        bytes::set_array(
+            &mut out,
+            &[0x0102u16, 0x0304, 0x0506, 0x0708],
+            bytes::set_u16,
+        );
+        assert_eq!(out[..8], raw[..8]);
+        assert_eq!(out[8], 0xa5, "set_array writes only its values");
+    }
+
+    #[test]
+    #[should_panic(expected = "get_array: field too short")]
+    fn get_array_panics_on_short_field() {
+        let _ = bytes::get_array::<u16, 4>(&[0; 7], bytes::get_u16);
     }
 
     #[test]

@@ -11,8 +11,11 @@
 //! | `umad_sa_mad_status_str()`     | [`sa_mad_status_str`]      |
 //!
 //! This module is the crate's only copy of these texts: the `Display` impls
-//! of [`MgmtClass`](crate::MgmtClass), [`Method`](crate::Method) and
-//! [`Status`](crate::Status) call into it.
+//! of [`MgmtClass`](crate::MgmtClass), [`Method`](crate::Method),
+//! [`Status`] and [`SaStatus`](crate::SaStatus) call into
+//! it. The codes it matches are the crate's constants
+//! ([`crate::attr::id`], [`crate::sa::attr_id`], [`Status`]'s bits,
+//! [`crate::sa::status`]), not copies of them.
 //!
 //! # Byte order
 //!
@@ -30,6 +33,8 @@
 //! * SA method names (`GetTable`, …) are only known for class 0x03.
 //! * Performance management (0x04) has no attribute table in libibumad: only
 //!   the three common attributes are named there.
+
+use crate::header::{is_vendor_class, Status, APPLICATION_RANGE};
 
 /// The fallback of [`class_str`] and [`attribute_str`]: `"<unknown>"`.
 pub const UNKNOWN: &str = "<unknown>";
@@ -65,8 +70,8 @@ pub fn class_str(mgmt_class: u8) -> &'static str {
     // Named classes first, then the ranges (0x10, 0x11, 0x12 and 0x21 lie in
     // the application range but have their own names), as in C.
     named_class(mgmt_class).unwrap_or(match mgmt_class {
-        0x09..=0x0f | 0x30..=0x4f => "Vendor",
-        0x10..=0x2f => "Application",
+        c if is_vendor_class(c) => "Vendor",
+        c if APPLICATION_RANGE.contains(&c) => "Application",
         _ => UNKNOWN,
     })
 }
@@ -178,66 +183,71 @@ pub fn attribute_str(mgmt_class: u8, attr_id: u16) -> &'static str {
 
 /// Attributes common to several classes.
 fn common_attr(attr_id: u16) -> &'static str {
+    use crate::attr::id::{CLASS_PORT_INFO, INFORM_INFO, NOTICE};
     match attr_id {
-        0x0001 => "Class Port Info",
-        0x0002 => "Notice",
-        0x0003 => "Inform Info",
+        CLASS_PORT_INFO => "Class Port Info",
+        NOTICE => "Notice",
+        INFORM_INFO => "Inform Info",
         _ => UNKNOWN,
     }
 }
 
-/// Subnet management attributes (classes 0x01 and 0x81).
+/// Subnet management attributes (classes 0x01 and 0x81), by the IDs of
+/// [`crate::attr::id`].
 fn sm_attr(attr_id: u16) -> Option<&'static str> {
+    use crate::attr::id::*;
     Some(match attr_id {
-        0x0010 => "NodeDescription",
-        0x0011 => "NodeInfo",
-        0x0012 => "SwitchInfo",
-        0x0014 => "GUIDInfo",
-        0x0015 => "PortInfo",
-        0x0016 => "P_KeyTable",
-        0x0017 => "SLtoVLMappingTable",
-        0x0018 => "VLArbitrationTable",
-        0x0019 => "LinearForwardingTable",
-        0x001a => "RandomForwardingTable",
-        0x001b => "MulticastForwardingTable",
-        0x001c => "LinkSpeedWidthPairsTable",
-        0x001d => "VendorSpecificMadsTable",
-        0x001e => "HierarchyInfo",
-        0x0020 => "SMInfo",
-        0x0030 => "VendorDiag",
-        0x0031 => "LedInfo",
-        0x0032 => "CableInfo",
-        0x0033 => "PortInfoExtended",
+        NODE_DESC => "NodeDescription",
+        NODE_INFO => "NodeInfo",
+        SWITCH_INFO => "SwitchInfo",
+        GUID_INFO => "GUIDInfo",
+        PORT_INFO => "PortInfo",
+        PKEY_TABLE => "P_KeyTable",
+        SL2VL => "SLtoVLMappingTable",
+        VL_ARB => "VLArbitrationTable",
+        LFT => "LinearForwardingTable",
+        RFT => "RandomForwardingTable",
+        MFT => "MulticastForwardingTable",
+        LINK_SPEED_WIDTH_PAIRS => "LinkSpeedWidthPairsTable",
+        VENDOR_MADS_TABLE => "VendorSpecificMadsTable",
+        HIERARCHY_INFO => "HierarchyInfo",
+        SM_INFO => "SMInfo",
+        VENDOR_DIAG => "VendorDiag",
+        LED_INFO => "LedInfo",
+        CABLE_INFO => "CableInfo",
+        PORT_INFO_EXT => "PortInfoExtended",
         _ => return None,
     })
 }
 
-/// Subnet administration attributes (class 0x03).
+/// Subnet administration attributes (class 0x03), by the IDs of
+/// [`crate::sa::attr_id`].
 fn sa_attr(attr_id: u16) -> Option<&'static str> {
+    use crate::sa::attr_id::*;
     Some(match attr_id {
-        0x0011 => "NodeRecord",
-        0x0012 => "PortInfoRecord",
-        0x0013 => "SLtoVLMappingTableRecord",
-        0x0014 => "SwitchInfoRecord",
-        0x0015 => "LinearForwardingTableRecord",
-        0x0016 => "RandomForwardingTableRecord",
-        0x0017 => "MulticastForwardingTableRecord",
-        0x0018 => "SMInfoRecord",
-        0x0019 => "LinkSpeedWidthPairsTableRecord",
-        0x0020 => "LinkRecord",
-        0x0030 => "GuidInfoRecord",
-        0x0031 => "ServiceRecord",
-        0x0033 => "P_KeyTableRecord",
-        0x0035 => "PathRecord",
-        0x0036 => "VLArbitrationTableRecord",
-        0x0038 => "MCMemberRecord",
-        0x0039 => "TraceRecord",
-        0x003a => "MultiPathRecord",
-        0x003b => "ServiceAssociationRecord",
-        0x003c => "HierarchyInfoRecord",
-        0x003d => "CableInfoRecord",
-        0x003e => "PortInfoExtendedRecord",
-        0x00f3 => "InformInfoRecord",
+        NODE_RECORD => "NodeRecord",
+        PORT_INFO_RECORD => "PortInfoRecord",
+        SL2VL_RECORD => "SLtoVLMappingTableRecord",
+        SWITCH_INFO_RECORD => "SwitchInfoRecord",
+        LFT_RECORD => "LinearForwardingTableRecord",
+        RFT_RECORD => "RandomForwardingTableRecord",
+        MFT_RECORD => "MulticastForwardingTableRecord",
+        SM_INFO_RECORD => "SMInfoRecord",
+        LINK_SPEED_WIDTH_PAIRS_RECORD => "LinkSpeedWidthPairsTableRecord",
+        LINK_RECORD => "LinkRecord",
+        GUID_INFO_RECORD => "GuidInfoRecord",
+        SERVICE_RECORD => "ServiceRecord",
+        PKEY_TABLE_RECORD => "P_KeyTableRecord",
+        PATH_RECORD => "PathRecord",
+        VL_ARB_RECORD => "VLArbitrationTableRecord",
+        MCMEMBER_RECORD => "MCMemberRecord",
+        TRACE_RECORD => "TraceRecord",
+        MULTI_PATH_RECORD => "MultiPathRecord",
+        SERVICE_ASSOCIATION_RECORD => "ServiceAssociationRecord",
+        HIERARCHY_INFO_RECORD => "HierarchyInfoRecord",
+        CABLE_INFO_RECORD => "CableInfoRecord",
+        PORT_INFO_EXT_RECORD => "PortInfoExtendedRecord",
+        INFORM_INFO_RECORD => "InformInfoRecord",
         _ => return None,
     })
 }
@@ -285,17 +295,17 @@ fn cm_attr(attr_id: u16) -> Option<&'static str> {
 /// ```
 #[doc(alias = "umad_common_mad_status_str")]
 pub fn common_mad_status_str(status: u16) -> &'static str {
-    if status & 0x0001 != 0 {
+    if status & Status::BUSY != 0 {
         return "Busy";
     }
-    if status & 0x0002 != 0 {
+    if status & Status::REDIRECT != 0 {
         return "Redirection required";
     }
-    match status & 0x001c {
-        0x0004 => "Bad Version",
-        0x0008 => "Method not supported",
-        0x000c => "Method/Attribute combo not supported",
-        0x001c => "Invalid attribute/modifier field",
+    match status & Status::INVALID_FIELD_MASK {
+        Status::BAD_VERSION => "Bad Version",
+        Status::METHOD_NOT_SUPPORTED => "Method not supported",
+        Status::METHOD_ATTR_NOT_SUPPORTED => "Method/Attribute combo not supported",
+        Status::INVALID_ATTR_VALUE => "Invalid attribute/modifier field",
         _ => "Success",
     }
 }
@@ -322,16 +332,17 @@ pub fn common_mad_status_str(status: u16) -> &'static str {
 /// ```
 #[doc(alias = "umad_sa_mad_status_str")]
 pub fn sa_mad_status_str(status: u16) -> &'static str {
-    match status >> 8 {
+    use crate::sa::status::*;
+    match status & Status::CLASS_MASK {
         0 => "Success",
-        1 => "No Resources",
-        2 => "Request Invalid",
-        3 => "No Records",
-        4 => "Too Many Records",
-        5 => "Invalid GID",
-        6 => "Insufficient Components",
-        7 => "Request Denied",
-        8 => "Priority Suggested",
+        NO_RESOURCES => "No Resources",
+        REQ_INVALID => "Request Invalid",
+        NO_RECORDS => "No Records",
+        TOO_MANY_RECORDS => "Too Many Records",
+        INVALID_GID => "Invalid GID",
+        INSUFFICIENT_COMPONENTS => "Insufficient Components",
+        REQ_DENIED => "Request Denied",
+        PRIORITY_SUGGESTED => "Priority Suggested",
         _ => "Undefined Error",
     }
 }

@@ -20,8 +20,9 @@ pub const PERF_DATA_LEN: usize = MAD_SIZE - PERF_DATA_OFFSET;
 
 /// PerfMgt attribute IDs (IBA 16.1.3, plus the extensions ibsim answers).
 pub mod attr_id {
-    /// ClassPortInfo.
-    pub const CLASS_PORT_INFO: u16 = 0x0001;
+    /// ClassPortInfo (common to all classes).
+    pub use crate::attr::id::CLASS_PORT_INFO;
+
     /// PortSamplesControl.
     pub const PORT_SAMPLES_CONTROL: u16 = 0x0010;
     /// PortSamplesResult.

@@ -21,7 +21,7 @@ use core::ops::RangeInclusive;
 
 use crate::bytes::{self, bits, place};
 use crate::header::Mad;
-use crate::{Error, Result};
+use crate::Result;
 
 pub use crate::header::is_rmpp_class;
 
@@ -56,8 +56,8 @@ pub const RMPP_VERSION: u8 = 1;
 
 /// Management classes whose MADs carry an RMPP header, besides the second
 /// vendor range ([`RMPP_VENDOR_CLASSES`]): SA (0x03), device management
-/// (0x06), device administration (0x10) and BIS (0x12). Same list as
-/// [`is_rmpp_class`].
+/// (0x06), device administration (0x10) and BIS (0x12). The list
+/// [`is_rmpp_class`] checks.
 pub const RMPP_CLASSES: [u8; 4] = [0x03, 0x06, 0x10, 0x12];
 
 /// The vendor classes with an RMPP header (and OUI): 0x30–0x4f.
@@ -247,15 +247,7 @@ impl<T: AsRef<[u8]>> Rmpp<T> {
     /// Checks that the buffer holds at least [`RMPP_DATA_OFFSET`] bytes.
     /// After `Ok(())` no accessor or setter panics.
     pub fn check_len(&self) -> Result<()> {
-        let got = self.buffer.as_ref().len();
-        if got < RMPP_DATA_OFFSET {
-            Err(Error::Truncated {
-                needed: RMPP_DATA_OFFSET,
-                got,
-            })
-        } else {
-            Ok(())
-        }
+        bytes::check_len(self.buffer.as_ref(), RMPP_DATA_OFFSET)
     }
 
     /// Returns the wrapped buffer.
@@ -544,7 +536,8 @@ impl fmt::Display for RmppHeader {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
+    use crate::test_util::{check_offsets, check_round_trip, Case, XorShift};
+    use crate::Error;
 
     /// First of three segments of an SA GetTableResp (first 40 bytes):
     /// RMPP v1 DATA, RRespTime 18, Active|First, segment 1, payload 500.
@@ -680,9 +673,31 @@ mod test {
         RmppHeader::INACTIVE.emit(&mut Rmpp::new_unchecked(&mut buf[..]));
     }
 
+    /// [`RmppHeader::parse`] as a parser of the 12 header bytes alone, for
+    /// the shared layout checks.
+    fn parse_header(b: &[u8]) -> Result<RmppHeader> {
+        let mut mad = [0u8; RMPP_DATA_OFFSET];
+        mad[RMPP_HEADER_OFFSET..].copy_from_slice(bytes::array::<RMPP_HEADER_LEN>(b)?);
+        RmppHeader::parse(&Rmpp::new_unchecked(&mad[..]))
+    }
+
+    /// [`RmppHeader::emit`] into the 12 header bytes alone.
+    fn emit_header(h: &RmppHeader, b: &mut [u8]) {
+        let mut mad = [0u8; RMPP_DATA_OFFSET];
+        h.emit(&mut Rmpp::new_unchecked(&mut mad[..]));
+        b[..RMPP_HEADER_LEN].copy_from_slice(&mad[RMPP_HEADER_OFFSET..]);
+    }
+
     #[test]
     fn test_round_trip_random() {
-        let mut rng = XorShift(0x4a99_0000_0000_0024);
+        check_round_trip(
+            RMPP_HEADER_LEN,
+            parse_header,
+            emit_header,
+            0x4a99_0000_0000_0024,
+        );
+        // In place, the rest of the MAD is left alone.
+        let mut rng = XorShift(0x4a99_0000_0000_0025);
         for _ in 0..1000 {
             let mut input = [0u8; 40];
             rng.fill(&mut input);
@@ -696,34 +711,18 @@ mod test {
 
     #[test]
     fn test_field_offsets() {
-        type Setter = fn(&mut RmppHeader);
+        // Offsets within the RMPP header (MAD bytes 24..36).
         #[rustfmt::skip]
-        let cases: &[(&str, Setter, usize, &[u8])] = &[
-            ("RMPPVersion", |h| h.version = 0xff, 24, &[0xff]),
-            ("RMPPType", |h| h.rmpp_type = RmppType::Unknown(0xff), 25, &[0xff]),
-            ("RRespTime", |h| h.resp_time = 0xff, 26, &[0xf8]),
-            ("RMPPFlags", |h| h.flags = RmppFlags(0xff), 26, &[0x07]),
-            ("RMPPStatus", |h| h.status = RmppStatus::Unknown(0xff), 27, &[0xff]),
-            ("Data1", |h| h.data1 = u32::MAX, 28, &[0xff; 4]),
-            ("Data2", |h| h.data2 = u32::MAX, 32, &[0xff; 4]),
+        let cases: &[Case<'_, RmppHeader>] = &[
+            ("RMPPVersion", |h| h.version = 0xff, 0, &[0xff]),
+            ("RMPPType", |h| h.rmpp_type = RmppType::Unknown(0xff), 1, &[0xff]),
+            ("RRespTime", |h| h.resp_time = 0xff, 2, &[0xf8]),
+            ("RMPPFlags", |h| h.flags = RmppFlags(0xff), 2, &[0x07]),
+            ("RMPPStatus", |h| h.status = RmppStatus::Unknown(0xff), 3, &[0xff]),
+            ("Data1", |h| h.data1 = u32::MAX, 4, &[0xff; 4]),
+            ("Data2", |h| h.data2 = u32::MAX, 8, &[0xff; 4]),
         ];
-        let mut covered = [0u8; 36];
-        for (name, set, start, masks) in cases {
-            let mut h = RmppHeader::INACTIVE;
-            set(&mut h);
-            let mut out = [0u8; 36];
-            h.emit(&mut Rmpp::new_unchecked(&mut out[..]));
-            let mut expected = [0u8; 36];
-            expected[*start..*start + masks.len()].copy_from_slice(masks);
-            assert_eq!(out, expected, "field {name}");
-            for (c, e) in covered.iter_mut().zip(expected) {
-                assert_eq!(*c & e, 0, "field {name} overlaps another field");
-                *c |= e;
-            }
-        }
-        let mut expected = [0u8; 36];
-        expected[24..].fill(0xff);
-        assert_eq!(covered, expected);
+        check_offsets(RMPP_HEADER_LEN, parse_header, emit_header, cases);
     }
 
     #[test]

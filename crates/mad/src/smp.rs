@@ -37,7 +37,6 @@ use crate::{Error, Result};
 mod field {
     use crate::bytes::Field;
 
-    pub(super) const STATUS: Field = 4..6;
     pub(super) const HOP_POINTER: usize = 6;
     pub(super) const HOP_COUNT: usize = 7;
     pub(super) const M_KEY: Field = 24..32;
@@ -91,15 +90,7 @@ impl<T: AsRef<[u8]>> Smp<T> {
     /// Checks that the buffer holds at least [`SMP_SIZE`] bytes. After
     /// `Ok(())` no accessor or setter panics.
     pub fn check_len(&self) -> Result<()> {
-        let got = self.buffer.as_ref().len();
-        if got < SMP_SIZE {
-            Err(Error::Truncated {
-                needed: SMP_SIZE,
-                got,
-            })
-        } else {
-            Ok(())
-        }
+        bytes::check_len(self.buffer.as_ref(), SMP_SIZE)
     }
 
     /// Returns the wrapped buffer.
@@ -144,7 +135,7 @@ impl<T: AsRef<[u8]>> Smp<T> {
 
     /// The full status word, D bit included for DR SMPs.
     pub fn status(&self) -> Status {
-        Status(bytes::get_u16(&self.buffer.as_ref()[field::STATUS]))
+        self.header().status()
     }
 
     /// The D bit (status bit 15): set when the DR SMP travels back from the
@@ -217,7 +208,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Smp<T> {
 
     /// Sets the full status word (D bit included).
     pub fn set_status(&mut self, value: Status) {
-        bytes::set_u16(&mut self.buffer.as_mut()[field::STATUS], value.0);
+        self.header_mut().set_status(value);
     }
 
     /// Sets or clears the D bit, keeping the rest of the status.

@@ -1,5 +1,6 @@
-//! Codes shared by the SA records: GIDs, MTU and rate codes, and the 2-bit
-//! selectors of PathRecord and MCMemberRecord (IBA Vol 1, 15.2.5).
+//! Codes shared by the SA records and the attributes: GIDs, MTU and rate
+//! codes, and the 2-bit selectors of PathRecord and MCMemberRecord (IBA
+//! Vol 1, 14.2.5 and 15.2.5).
 //!
 //! The enums keep codes they have no name for (`Unknown(_)`), so a record
 //! with a code from a newer spec survives a parse/emit round trip.
@@ -61,6 +62,11 @@ impl Gid {
         Ok(Gid(*bytes::array::<16>(buf)?))
     }
 
+    /// Bytes [`Gid::emit`] writes: [`Gid::LEN`].
+    pub const fn buffer_len(&self) -> usize {
+        Self::LEN
+    }
+
     /// Writes the 16 bytes into the start of `buf`.
     ///
     /// # Panics
@@ -104,7 +110,7 @@ impl fmt::Display for Gid {
 
 enum_with_unknown! {
     /// An IBA MTU code (PathRecord/MCMemberRecord `MTU`, PortInfo
-    /// `NeighborMTU`/`MTUCap`).
+    /// `NeighborMTU`/`MTUCap`): 1 → 256 bytes … 5 → 4096.
     pub enum Mtu(u8) {
         /// 256 bytes.
         Mtu256 = 1,
@@ -367,7 +373,7 @@ mod test {
         for code in 1..=5u8 {
             let mtu = Mtu::from(code);
             assert_eq!(Mtu::from_bytes(mtu.bytes().unwrap()), Some(mtu));
-            assert_eq!(mtu.bytes(), crate::attr::mtu_to_bytes(code));
+            assert_eq!(mtu.bytes(), Some(128 << code));
         }
         for v in 0..=u8::MAX {
             assert_eq!(u8::from(Mtu::from(v)), v);

@@ -21,7 +21,7 @@ use core::fmt;
 use crate::bytes;
 use crate::header::{is_vendor_range2, Mad, MadHeader, Method, MgmtClass, MAD_SIZE};
 use crate::rmpp::{Rmpp, RmppHeader};
-use crate::{Error, Result};
+use crate::Result;
 
 mod field {
     use crate::bytes::{Field, Rest};
@@ -69,15 +69,7 @@ impl<T: AsRef<[u8]>> VendorMad<T> {
     /// Checks that the buffer holds at least [`VENDOR_HEADER_LEN`] bytes.
     /// After `Ok(())` no accessor or setter panics.
     pub fn check_len(&self) -> Result<()> {
-        let got = self.buffer.as_ref().len();
-        if got < VENDOR_HEADER_LEN {
-            Err(Error::Truncated {
-                needed: VENDOR_HEADER_LEN,
-                got,
-            })
-        } else {
-            Ok(())
-        }
+        bytes::check_len(self.buffer.as_ref(), VENDOR_HEADER_LEN)
     }
 
     /// Returns the wrapped buffer.
@@ -247,9 +239,9 @@ impl fmt::Display for VendorHeader {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::header::Status;
-    use crate::rmpp::{RmppFlags, RmppType};
-    use crate::test_util::XorShift;
+    use crate::rmpp::{RmppFlags, RmppStatus, RmppType};
+    use crate::test_util::{check_layout, check_round_trip, Case, XorShift};
+    use crate::Error;
 
     /// A vendor class 0x30 Get with the OpenIB OUI, attribute 0x0010,
     /// modifier 1, TID 0x42, first data byte 0x99 (first 44 bytes).
@@ -345,45 +337,44 @@ mod test {
         }
     }
 
+    /// [`VendorHeader::parse`] of bytes 24..40 (RMPP header, reserved
+    /// byte, OUI) behind a fixed common header, for the shared layout
+    /// checks.
+    fn parse_tail(b: &[u8]) -> Result<VendorHeader> {
+        let mut mad = [0u8; VENDOR_HEADER_LEN];
+        mad[0] = crate::BASE_VERSION;
+        mad[24..].copy_from_slice(bytes::array::<16>(b)?);
+        VendorHeader::parse(&VendorMad::new_unchecked(&mad[..]))
+    }
+
+    /// [`VendorHeader::emit`], keeping bytes 24..40.
+    fn emit_tail(h: &VendorHeader, b: &mut [u8]) {
+        let mut mad = [0u8; VENDOR_HEADER_LEN];
+        h.emit(&mut VendorMad::new_unchecked(&mut mad[..]));
+        b[..16].copy_from_slice(&mad[24..]);
+    }
+
     #[test]
     fn test_field_offsets() {
         let base = VendorHeader::parse(&VendorMad::new_unchecked(&[0u8; 40][..]));
         // Base version 0 is rejected; start from a zero header with version 1.
         assert_eq!(base, Err(Error::BadBaseVersion(0)));
-        let zero = VendorHeader {
-            header: MadHeader {
-                base_version: 0,
-                mgmt_class: MgmtClass::Unknown(0),
-                class_version: 0,
-                method: Method::Unknown(0),
-                status: Status(0),
-                class_specific: 0,
-                tid: 0,
-                attr_id: 0,
-                reserved: 0,
-                attr_mod: 0,
-            },
-            rmpp: RmppHeader::INACTIVE,
-            reserved: 0,
-            oui: 0,
-        };
-        type Setter = fn(&mut VendorHeader);
+        let base = parse_tail(&[0u8; 16]).unwrap();
+        // Offsets from MAD byte 24 on.
         #[rustfmt::skip]
-        let cases: &[(&str, Setter, usize, &[u8])] = &[
-            ("RMPPType", |h| h.rmpp.rmpp_type = RmppType::Unknown(0xff), 25, &[0xff]),
-            ("RMPPFlags", |h| h.rmpp.flags = RmppFlags(0x07), 26, &[0x07]),
-            ("reserved", |h| h.reserved = 0xff, 36, &[0xff]),
-            ("OUI", |h| h.oui = u32::MAX, 37, &[0xff; 3]),
+        let cases: &[Case<'_, VendorHeader>] = &[
+            ("RMPPVersion", |h| h.rmpp.version = 0xff, 0, &[0xff]),
+            ("RMPPType", |h| h.rmpp.rmpp_type = RmppType::Unknown(0xff), 1, &[0xff]),
+            ("RRespTime", |h| h.rmpp.resp_time = 0xff, 2, &[0xf8]),
+            ("RMPPFlags", |h| h.rmpp.flags = RmppFlags(0x07), 2, &[0x07]),
+            ("RMPPStatus", |h| h.rmpp.status = RmppStatus::Unknown(0xff), 3, &[0xff]),
+            ("Data1", |h| h.rmpp.data1 = u32::MAX, 4, &[0xff; 4]),
+            ("Data2", |h| h.rmpp.data2 = u32::MAX, 8, &[0xff; 4]),
+            ("reserved", |h| h.reserved = 0xff, 12, &[0xff]),
+            ("OUI", |h| h.oui = u32::MAX, 13, &[0xff; 3]),
         ];
-        for (name, set, start, masks) in cases {
-            let mut h = zero;
-            set(&mut h);
-            let mut out = [0u8; 40];
-            h.emit(&mut VendorMad::new_unchecked(&mut out[..]));
-            let mut expected = [0u8; 40];
-            expected[*start..*start + masks.len()].copy_from_slice(masks);
-            assert_eq!(out, expected, "field {name}");
-        }
+        check_layout(&base, 16, parse_tail, emit_tail, cases, None);
+        check_round_trip(16, parse_tail, emit_tail, 0x0a11_ce00_0000_0031);
         assert_eq!(VENDOR_DATA_LEN, 216);
         assert_eq!(VENDOR_DATA_OFFSET, 40);
     }

@@ -90,11 +90,15 @@ impl LinearForwardingTable {
         self.ports[Self::index_for_lid(lid)]
     }
 
-    /// `(LID, port)` for every routed entry (port ≠ 255) of block `block`.
-    pub fn routes(&self, block: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
-        let base = block.saturating_mul(Self::LIDS_PER_BLOCK as u32);
-        (base..)
-            .zip(self.ports.iter().copied())
+    /// `(LID, port)` for every routed entry (port ≠ 255) of block `block`,
+    /// taking this table as that block. Blocks past 1023 hold no LID
+    /// ([`LinearForwardingTable::first_lid`] is `None`) and yield nothing.
+    pub fn routes(&self, block: u32) -> impl Iterator<Item = (u16, u8)> + '_ {
+        // The last block ends exactly at LID 0xffff, so the range never
+        // runs out before the 64 entries do.
+        Self::first_lid(block)
+            .into_iter()
+            .flat_map(move |first| (first..=u16::MAX).zip(self.ports.iter().copied()))
             .filter(|&(_, p)| p != Self::NO_PORT)
     }
 }
@@ -110,8 +114,7 @@ impl Default for LinearForwardingTable {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_round_trip, check_table_offsets, Table};
 
     /// Block 0 of a switch LFT: LID 0 unrouted, LIDs 1–3 out of ports
     /// 0, 1, 2 (LID 1 is the switch itself), the rest unrouted.
@@ -155,48 +158,50 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..LinearForwardingTable::LEN {
-            assert_eq!(
-                LinearForwardingTable::parse(&BLOCK_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 64,
-                    got: len
-                })
-            );
-        }
-    }
-
-    #[test]
     #[should_panic(expected = "need 64 bytes, got 32")]
     fn emit_short_buffer_panics() {
         LinearForwardingTable::default().emit(&mut [0u8; 32]);
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x1f7_0000_0000_0019);
-        for _ in 0..1000 {
-            let mut input = [0u8; 64];
-            rng.fill(&mut input);
-            let t = LinearForwardingTable::parse(&input).unwrap();
-            let mut out = [0u8; 64];
-            t.emit(&mut out);
-            assert_eq!(out, input);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            LinearForwardingTable::LEN,
+            LinearForwardingTable::parse,
+            LinearForwardingTable::emit,
+            0x1f7_0000_0000_0019,
+        );
     }
 
     #[test]
     fn test_field_offsets() {
-        for i in 0..LinearForwardingTable::LIDS_PER_BLOCK {
-            let mut t = LinearForwardingTable::default();
-            t.ports[i] = 0xff;
-            let mut out = [0u8; 64];
-            t.emit(&mut out);
-            let mut expected = [0u8; 64];
-            expected[i] = 0xff;
-            assert_eq!(out, expected, "entry {i}");
+        check_table_offsets(
+            LinearForwardingTable::LEN,
+            LinearForwardingTable::parse,
+            LinearForwardingTable::emit,
+            &[],
+            Table {
+                count: LinearForwardingTable::LIDS_PER_BLOCK,
+                stride: 1,
+                fields: &[("port", |t, i| t.ports[i] = 0xff, 0, &[0xff])],
+            },
+        );
+    }
+
+    /// Regression (found by the `lft` fuzz target): `routes` counted LIDs
+    /// in a `u32` from `block * 64` (saturating), which overflowed for
+    /// blocks near `u32::MAX / 64` and above.
+    #[test]
+    fn routes_of_every_block_number() {
+        let all = LinearForwardingTable { ports: [1; 64] };
+        for block in [1024, 0x03ff_ffff, 0x0400_0000, u32::MAX / 64 + 1, u32::MAX] {
+            assert_eq!(all.routes(block).count(), 0, "block {block:#x}");
         }
+        let last: Vec<_> = all.routes(1023).collect();
+        assert_eq!(last.len(), 64);
+        assert_eq!(last[0], (0xffc0, 1));
+        assert_eq!(last[63], (0xffff, 1));
+        assert_eq!(all.routes(0).map(|(lid, _)| lid).max(), Some(63));
     }
 
     #[test]

@@ -57,14 +57,9 @@ impl MulticastForwardingTable {
     /// Parses the first [`MulticastForwardingTable::LEN`] bytes of `buf`.
     pub fn parse(buf: &[u8]) -> Result<MulticastForwardingTable> {
         let b = bytes::array::<{ Self::LEN }>(buf)?;
-        let mut port_masks = [0u16; 32];
-        for (m, chunk) in port_masks
-            .iter_mut()
-            .zip(b[field::MASKS].chunks_exact(field::MASK_LEN))
-        {
-            *m = get_u16(chunk);
-        }
-        Ok(MulticastForwardingTable { port_masks })
+        Ok(MulticastForwardingTable {
+            port_masks: bytes::get_array(&b[field::MASKS], get_u16),
+        })
     }
 
     /// Bytes [`MulticastForwardingTable::emit`] writes:
@@ -80,13 +75,7 @@ impl MulticastForwardingTable {
     /// If `buf` is shorter than [`MulticastForwardingTable::LEN`].
     pub fn emit(&self, buf: &mut [u8]) {
         let b = bytes::array_mut::<{ Self::LEN }>(buf);
-        for (m, chunk) in self
-            .port_masks
-            .iter()
-            .zip(b[field::MASKS].chunks_exact_mut(field::MASK_LEN))
-        {
-            set_u16(chunk, *m);
-        }
+        bytes::set_array(&mut b[field::MASKS], &self.port_masks, set_u16);
     }
 
     /// The block number and entry index of multicast LID `mlid`, or `None`
@@ -119,8 +108,7 @@ impl MulticastForwardingTable {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_round_trip, check_table_offsets, Table};
 
     /// Block 0, position 0: MLID 0xc000 (the IPoIB broadcast group)
     /// forwarded to ports 0, 1 and 3; MLID 0xc001 to port 15.
@@ -164,48 +152,34 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..MulticastForwardingTable::LEN {
-            assert_eq!(
-                MulticastForwardingTable::parse(&BLOCK_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 64,
-                    got: len
-                })
-            );
-        }
-    }
-
-    #[test]
     #[should_panic(expected = "need 64 bytes, got 63")]
     fn emit_short_buffer_panics() {
         MulticastForwardingTable::default().emit(&mut [0u8; 63]);
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x3f7_0000_0000_001b);
-        for _ in 0..1000 {
-            let mut input = [0u8; 64];
-            rng.fill(&mut input);
-            let t = MulticastForwardingTable::parse(&input).unwrap();
-            let mut out = [0u8; 64];
-            t.emit(&mut out);
-            assert_eq!(out, input);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            MulticastForwardingTable::LEN,
+            MulticastForwardingTable::parse,
+            MulticastForwardingTable::emit,
+            0x3f7_0000_0000_001b,
+        );
     }
 
     #[test]
     fn test_field_offsets() {
-        for i in 0..MulticastForwardingTable::MLIDS_PER_BLOCK {
-            let mut t = MulticastForwardingTable::default();
-            t.port_masks[i] = u16::MAX;
-            let mut out = [0u8; 64];
-            t.emit(&mut out);
-            let mut expected = [0u8; 64];
-            expected[i * 2..i * 2 + 2].fill(0xff);
-            assert_eq!(out, expected, "entry {i}");
-        }
+        check_table_offsets(
+            MulticastForwardingTable::LEN,
+            MulticastForwardingTable::parse,
+            MulticastForwardingTable::emit,
+            &[],
+            Table {
+                count: MulticastForwardingTable::MLIDS_PER_BLOCK,
+                stride: 2,
+                fields: &[("PortMask", |t, i| t.port_masks[i] = u16::MAX, 0, &[0xff; 2])],
+            },
+        );
     }
 
     #[test]

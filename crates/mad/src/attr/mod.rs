@@ -41,7 +41,7 @@ pub use port_counters::PortCounters;
 pub use port_counters_ext::PortCountersExt;
 pub use port_data_sl::{PortDataSl, PortRcvDataSl, PortXmitDataSl};
 pub use port_info::{
-    cap, cap2, mtu_to_bytes, rate_gbps, LinkSpeed, LinkWidth, PhysPortState, PortInfo, PortState,
+    cap, cap2, rate_gbps, LinkSpeed, LinkWidth, PhysPortState, PortInfo, PortState,
 };
 pub use port_samples_control::{samples_counter, PortSamplesControl};
 pub use sl2vl::{sl2vl_attr_mod, SlToVlTable};

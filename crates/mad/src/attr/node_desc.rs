@@ -98,8 +98,7 @@ impl fmt::Debug for NodeDescription {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::check_round_trip;
 
     #[test]
     fn test_deconstruct() {
@@ -151,25 +150,12 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        assert_eq!(
-            NodeDescription::parse(&[0u8; 63]),
-            Err(Error::Truncated {
-                needed: 64,
-                got: 63
-            })
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            NodeDescription::LEN,
+            NodeDescription::parse,
+            NodeDescription::emit,
+            77,
         );
-    }
-
-    #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(77);
-        for _ in 0..200 {
-            let mut input = [0u8; 64];
-            rng.fill(&mut input);
-            let mut out = [0u8; 64];
-            NodeDescription::parse(&input).unwrap().emit(&mut out);
-            assert_eq!(out, input);
-        }
     }
 }

@@ -137,8 +137,7 @@ impl NodeInfo {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_offsets, check_round_trip, Case};
 
     /// Modelled on ibsim's `Switch1` answering a DR NodeInfo on port 1
     /// (type 2, 8 ports, GUID 0x200000); device/vendor IDs are illustrative.
@@ -215,20 +214,6 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..NodeInfo::LEN {
-            assert_eq!(
-                NodeInfo::parse(&SWITCH_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 40,
-                    got: len
-                })
-            );
-        }
-        assert!(NodeInfo::parse(&SWITCH_BYTES[..40]).is_ok());
-    }
-
-    #[test]
     #[should_panic(expected = "need 40 bytes, got 39")]
     fn emit_short_buffer_panics() {
         NodeInfo::default().emit(&mut [0u8; 39]);
@@ -236,43 +221,33 @@ mod test {
 
     #[test]
     fn test_field_offsets() {
-        let ni = NodeInfo {
-            base_version: 0x01,
-            class_version: 0x02,
-            node_type: NodeType::Router,
-            num_ports: 0x04,
-            system_image_guid: 0x0506_0708_090a_0b0c,
-            node_guid: 0x0d0e_0f10_1112_1314,
-            port_guid: 0x1516_1718_191a_1b1c,
-            partition_cap: 0x1d1e,
-            device_id: 0x1f20,
-            revision: 0x2122_2324,
-            local_port_num: 0x25,
-            vendor_id: 0x26_2728,
-        };
-        let mut out = [0u8; 40];
-        ni.emit(&mut out);
-        let mut expected = [0u8; 40];
-        for (i, b) in expected.iter_mut().enumerate() {
-            *b = i as u8 + 1;
-        }
-        expected[2] = 3; // Router
-        assert_eq!(out, expected);
+        #[rustfmt::skip]
+        let cases: &[Case<'_, NodeInfo>] = &[
+            ("BaseVersion", |n| n.base_version = 0xff, 0, &[0xff]),
+            ("ClassVersion", |n| n.class_version = 0xff, 1, &[0xff]),
+            ("NodeType", |n| n.node_type = NodeType::Unknown(0xff), 2, &[0xff]),
+            ("NumPorts", |n| n.num_ports = 0xff, 3, &[0xff]),
+            ("SystemImageGUID", |n| n.system_image_guid = u64::MAX, 4, &[0xff; 8]),
+            ("NodeGUID", |n| n.node_guid = u64::MAX, 12, &[0xff; 8]),
+            ("PortGUID", |n| n.port_guid = u64::MAX, 20, &[0xff; 8]),
+            ("PartitionCap", |n| n.partition_cap = u16::MAX, 28, &[0xff; 2]),
+            ("DeviceID", |n| n.device_id = u16::MAX, 30, &[0xff; 2]),
+            ("Revision", |n| n.revision = u32::MAX, 32, &[0xff; 4]),
+            ("LocalPortNum", |n| n.local_port_num = 0xff, 36, &[0xff]),
+            ("VendorID", |n| n.vendor_id = u32::MAX, 37, &[0xff; 3]),
+        ];
+        check_offsets(NodeInfo::LEN, NodeInfo::parse, NodeInfo::emit, cases);
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x5eed_0000_0000_0001);
-        for _ in 0..1000 {
-            let mut input = [0u8; 64];
-            rng.fill(&mut input);
-            let ni = NodeInfo::parse(&input).unwrap();
-            let mut out = [0u8; 64];
-            ni.emit(&mut out);
-            assert_eq!(out[..NodeInfo::LEN], input[..NodeInfo::LEN]);
-            // Bytes 40..64 of the SMP data area are not part of NodeInfo.
-            assert!(out[NodeInfo::LEN..].iter().all(|&b| b == 0));
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            NodeInfo::LEN,
+            NodeInfo::parse,
+            NodeInfo::emit,
+            0x5eed_0000_0000_0001,
+        );
+        assert!(NodeInfo::parse(&SWITCH_BYTES[..40]).is_ok());
     }
 
     #[test]

@@ -446,8 +446,7 @@ impl Notice {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_layout, check_round_trip, Case};
 
     /// Trap 128 from switch LID 5 as an SMP carries it: generic, urgent,
     /// producer switch, issuer LID 5, toggle 1, count 0, details LID 5.
@@ -551,28 +550,9 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        let bytes = trap64_bytes();
-        for len in 0..Notice::LEN {
-            assert_eq!(
-                Notice::parse(&bytes[..len]),
-                Err(Error::Truncated {
-                    needed: 80,
-                    got: len
-                })
-            );
-        }
-        for len in 0..Notice::SMP_LEN {
-            assert_eq!(
-                Notice::parse_smp(&bytes[..len]),
-                Err(Error::Truncated {
-                    needed: 64,
-                    got: len
-                })
-            );
-        }
+    fn test_smp_form_ignores_issuer_gid() {
         // parse_smp ignores bytes 64.. even when present.
-        assert_eq!(Notice::parse_smp(&bytes).unwrap().issuer_gid, None);
+        assert_eq!(Notice::parse_smp(&trap64_bytes()).unwrap().issuer_gid, None);
     }
 
     #[test]
@@ -592,28 +572,25 @@ mod test {
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x7011_ce00_0000_0002);
-        for _ in 0..1000 {
-            let mut input = [0u8; 80];
-            rng.fill(&mut input);
-            let n = Notice::parse(&input).unwrap();
-            let mut out = [0u8; 80];
-            n.emit(&mut out);
-            assert_eq!(out, input);
-            let s = Notice::parse_smp(&input).unwrap();
-            let mut out = [0u8; 80];
-            s.emit(&mut out);
-            assert_eq!(out[..64], input[..64]);
-            assert_eq!(out[64..], [0; 16]);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            Notice::LEN,
+            Notice::parse,
+            Notice::emit,
+            0x7011_ce00_0000_0002,
+        );
+        check_round_trip(
+            Notice::SMP_LEN,
+            Notice::parse_smp,
+            Notice::emit,
+            0x7011_ce00_0000_0003,
+        );
     }
 
     #[test]
     fn test_field_offsets() {
-        type Setter = fn(&mut Notice);
         #[rustfmt::skip]
-        let cases: &[(&str, Setter, usize, &[u8])] = &[
+        let cases: &[Case<'_, Notice>] = &[
             ("IsGeneric", |n| n.is_generic = true, 0, &[0x80]),
             ("Type", |n| n.notice_type = NoticeType::Unknown(0xff), 0, &[0x7f]),
             ("ProducerType/VendorID", |n| n.producer_type_vendor_id = u32::MAX, 1, &[0xff; 3]),
@@ -624,24 +601,12 @@ mod test {
             ("DataDetails", |n| n.data_details = [0xff; 54], 10, &[0xff; 54]),
             ("IssuerGID", |n| n.issuer_gid = Some(Gid([0xff; 16])), 64, &[0xff; 16]),
         ];
-        let mut covered = [0u8; Notice::LEN];
-        for (name, set, start, masks) in cases {
-            let mut n = Notice {
-                issuer_gid: Some(Gid::default()),
-                ..Notice::default()
-            };
-            set(&mut n);
-            let mut out = [0u8; Notice::LEN];
-            n.emit(&mut out);
-            let mut expected = [0u8; Notice::LEN];
-            expected[*start..*start + masks.len()].copy_from_slice(masks);
-            assert_eq!(out, expected, "field {name}");
-            for (c, e) in covered.iter_mut().zip(expected) {
-                assert_eq!(*c & e, 0, "field {name} overlaps another field");
-                *c |= e;
-            }
-        }
-        assert_eq!(covered, [0xff; Notice::LEN]);
+        // The GS form (with an IssuerGID) covers all 80 bytes.
+        let gs = Notice {
+            issuer_gid: Some(Gid::default()),
+            ..Notice::default()
+        };
+        check_layout(&gs, Notice::LEN, Notice::parse, Notice::emit, cases, None);
     }
 
     #[test]

@@ -81,14 +81,9 @@ impl PKeyTable {
     /// Parses the first [`PKeyTable::LEN`] bytes of `buf`.
     pub fn parse(buf: &[u8]) -> Result<PKeyTable> {
         let b = bytes::array::<{ Self::LEN }>(buf)?;
-        let mut pkeys = [0u16; 32];
-        for (k, chunk) in pkeys
-            .iter_mut()
-            .zip(b[field::PKEYS].chunks_exact(field::PKEY_LEN))
-        {
-            *k = get_u16(chunk);
-        }
-        Ok(PKeyTable { pkeys })
+        Ok(PKeyTable {
+            pkeys: bytes::get_array(&b[field::PKEYS], get_u16),
+        })
     }
 
     /// Bytes [`PKeyTable::emit`] writes: [`PKeyTable::LEN`].
@@ -103,13 +98,7 @@ impl PKeyTable {
     /// If `buf` is shorter than [`PKeyTable::LEN`].
     pub fn emit(&self, buf: &mut [u8]) {
         let b = bytes::array_mut::<{ Self::LEN }>(buf);
-        for (k, chunk) in self
-            .pkeys
-            .iter()
-            .zip(b[field::PKEYS].chunks_exact_mut(field::PKEY_LEN))
-        {
-            set_u16(chunk, *k);
-        }
+        bytes::set_array(&mut b[field::PKEYS], &self.pkeys, set_u16);
     }
 
     /// The block number (attribute modifier bits 15:0) and the position
@@ -144,8 +133,7 @@ impl PKeyTable {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_round_trip, check_table_offsets, Table};
 
     /// Block 0 of a port's table: the default key, a limited member of
     /// partition 0x8001's base (0x0001), and a full member of 0x0012.
@@ -191,48 +179,34 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..PKeyTable::LEN {
-            assert_eq!(
-                PKeyTable::parse(&BLOCK_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 64,
-                    got: len
-                })
-            );
-        }
-    }
-
-    #[test]
     #[should_panic(expected = "need 64 bytes, got 10")]
     fn emit_short_buffer_panics() {
         PKeyTable::default().emit(&mut [0u8; 10]);
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x9e4_0000_0000_0016);
-        for _ in 0..1000 {
-            let mut input = [0u8; 64];
-            rng.fill(&mut input);
-            let t = PKeyTable::parse(&input).unwrap();
-            let mut out = [0u8; 64];
-            t.emit(&mut out);
-            assert_eq!(out, input);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            PKeyTable::LEN,
+            PKeyTable::parse,
+            PKeyTable::emit,
+            0x9e4_0000_0000_0016,
+        );
     }
 
     #[test]
     fn test_field_offsets() {
-        for i in 0..PKeyTable::PKEYS_PER_BLOCK {
-            let mut t = PKeyTable::default();
-            t.pkeys[i] = u16::MAX;
-            let mut out = [0u8; 64];
-            t.emit(&mut out);
-            let mut expected = [0u8; 64];
-            expected[i * 2..i * 2 + 2].fill(0xff);
-            assert_eq!(out, expected, "entry {i}");
-        }
+        check_table_offsets(
+            PKeyTable::LEN,
+            PKeyTable::parse,
+            PKeyTable::emit,
+            &[],
+            Table {
+                count: PKeyTable::PKEYS_PER_BLOCK,
+                stride: 2,
+                fields: &[("P_Key", |t, i| t.pkeys[i] = u16::MAX, 0, &[0xff; 2])],
+            },
+        );
     }
 
     #[test]

@@ -179,8 +179,7 @@ impl PortCounters {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_offsets, check_round_trip, Case};
 
     /// PortCounters of port 1 after some traffic: 10 packets (72 words each)
     /// each way, one link-downed event, 3 xmit discards.
@@ -230,63 +229,55 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        assert_eq!(
-            PortCounters::parse(&COUNTERS_BYTES[..43]),
-            Err(Error::Truncated {
-                needed: 44,
-                got: 43
-            })
-        );
-        assert!(PortCounters::parse(&[]).is_err());
+    fn test_data_area() {
         // The full 192-byte PerfMgt data area is fine.
-        assert!(PortCounters::parse(&[0u8; 192]).is_ok());
+        let mut area = [0u8; 192];
+        area[..44].copy_from_slice(&COUNTERS_BYTES);
+        assert_eq!(PortCounters::parse(&area), Ok(expected()));
     }
 
     #[test]
     fn test_field_offsets() {
-        let pc = PortCounters {
-            reserved: 0x01,
-            port_select: 0x02,
-            counter_select: 0x0304,
-            symbol_error_counter: 0x0506,
-            link_error_recovery_counter: 0x07,
-            link_downed_counter: 0x08,
-            port_rcv_errors: 0x090a,
-            port_rcv_remote_physical_errors: 0x0b0c,
-            port_rcv_switch_relay_errors: 0x0d0e,
-            port_xmit_discards: 0x0f10,
-            port_xmit_constraint_errors: 0x11,
-            port_rcv_constraint_errors: 0x12,
-            counter_select2: 0x13,
-            local_link_integrity_errors: 0x1,
-            excessive_buffer_overrun_errors: 0x4,
-            qp1_dropped: 0x1516,
-            vl15_dropped: 0x1718,
-            port_xmit_data: 0x191a_1b1c,
-            port_rcv_data: 0x1d1e_1f20,
-            port_xmit_pkts: 0x2122_2324,
-            port_rcv_pkts: 0x2526_2728,
-            port_xmit_wait: 0x292a_2b2c,
-        };
-        let mut out = [0u8; 44];
-        pc.emit(&mut out);
-        let mut expected = [0u8; 44];
-        for (i, b) in expected.iter_mut().enumerate() {
-            *b = i as u8 + 1;
-        }
-        assert_eq!(out, expected);
+        #[rustfmt::skip]
+        let cases: &[Case<'_, PortCounters>] = &[
+            ("reserved", |c| c.reserved = 0xff, 0, &[0xff]),
+            ("PortSelect", |c| c.port_select = 0xff, 1, &[0xff]),
+            ("CounterSelect", |c| c.counter_select = u16::MAX, 2, &[0xff; 2]),
+            ("SymbolErrorCounter", |c| c.symbol_error_counter = u16::MAX, 4, &[0xff; 2]),
+            ("LinkErrorRecoveryCounter", |c| c.link_error_recovery_counter = 0xff, 6, &[0xff]),
+            ("LinkDownedCounter", |c| c.link_downed_counter = 0xff, 7, &[0xff]),
+            ("PortRcvErrors", |c| c.port_rcv_errors = u16::MAX, 8, &[0xff; 2]),
+            ("PortRcvRemotePhysicalErrors", |c| c.port_rcv_remote_physical_errors = u16::MAX, 10, &[0xff; 2]),
+            ("PortRcvSwitchRelayErrors", |c| c.port_rcv_switch_relay_errors = u16::MAX, 12, &[0xff; 2]),
+            ("PortXmitDiscards", |c| c.port_xmit_discards = u16::MAX, 14, &[0xff; 2]),
+            ("PortXmitConstraintErrors", |c| c.port_xmit_constraint_errors = 0xff, 16, &[0xff]),
+            ("PortRcvConstraintErrors", |c| c.port_rcv_constraint_errors = 0xff, 17, &[0xff]),
+            ("CounterSelect2", |c| c.counter_select2 = 0xff, 18, &[0xff]),
+            ("LocalLinkIntegrityErrors", |c| c.local_link_integrity_errors = 0xff, 19, &[0xf0]),
+            ("ExcessiveBufferOverrunErrors", |c| c.excessive_buffer_overrun_errors = 0xff, 19, &[0x0f]),
+            ("QP1Dropped", |c| c.qp1_dropped = u16::MAX, 20, &[0xff; 2]),
+            ("VL15Dropped", |c| c.vl15_dropped = u16::MAX, 22, &[0xff; 2]),
+            ("PortXmitData", |c| c.port_xmit_data = u32::MAX, 24, &[0xff; 4]),
+            ("PortRcvData", |c| c.port_rcv_data = u32::MAX, 28, &[0xff; 4]),
+            ("PortXmitPkts", |c| c.port_xmit_pkts = u32::MAX, 32, &[0xff; 4]),
+            ("PortRcvPkts", |c| c.port_rcv_pkts = u32::MAX, 36, &[0xff; 4]),
+            ("PortXmitWait", |c| c.port_xmit_wait = u32::MAX, 40, &[0xff; 4]),
+        ];
+        check_offsets(
+            PortCounters::LEN,
+            PortCounters::parse,
+            PortCounters::emit,
+            cases,
+        );
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(4242);
-        for _ in 0..1000 {
-            let mut input = [0u8; 44];
-            rng.fill(&mut input);
-            let mut out = [0u8; 44];
-            PortCounters::parse(&input).unwrap().emit(&mut out);
-            assert_eq!(out, input);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            PortCounters::LEN,
+            PortCounters::parse,
+            PortCounters::emit,
+            4242,
+        );
     }
 }

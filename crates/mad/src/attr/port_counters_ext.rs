@@ -229,7 +229,7 @@ impl PortCountersExt {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_offsets, check_round_trip, Case};
 
     /// PortCountersExtended of port 1 after 10 packets (72 words each)
     /// each way, all unicast, two symbol errors, one link-downed event.

@@ -54,15 +54,11 @@ impl PortDataSl {
     /// data area, see [`crate::perf::data`]).
     pub fn parse(buf: &[u8]) -> Result<PortDataSl> {
         let b = bytes::array::<{ Self::LEN }>(buf)?;
-        let mut data_sl = [0u32; 16];
-        for (d, chunk) in data_sl.iter_mut().zip(b[field::DATA_SL].chunks_exact(4)) {
-            *d = get_u32(chunk);
-        }
         Ok(PortDataSl {
             reserved: b[field::RESERVED],
             port_select: b[field::PORT_SELECT],
             counter_select: get_u16(&b[field::COUNTER_SELECT]),
-            data_sl,
+            data_sl: bytes::get_array(&b[field::DATA_SL], get_u32),
         })
     }
 
@@ -81,20 +77,14 @@ impl PortDataSl {
         b[field::RESERVED] = self.reserved;
         b[field::PORT_SELECT] = self.port_select;
         set_u16(&mut b[field::COUNTER_SELECT], self.counter_select);
-        for (d, chunk) in self
-            .data_sl
-            .iter()
-            .zip(b[field::DATA_SL].chunks_exact_mut(4))
-        {
-            set_u32(chunk, *d);
-        }
+        bytes::set_array(&mut b[field::DATA_SL], &self.data_sl, set_u32);
     }
 }
 
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_round_trip, check_table_offsets, Case, Table};
 
     /// PortXmitDataSL of port 1: 720 words on SL 0, 18 on SL 15.
     static DATA_BYTES: [u8; 68] = {
@@ -139,31 +129,23 @@ mod test {
 
     #[test]
     fn test_field_offsets() {
-        let mut cases: Vec<Case<'_, PortDataSl>> = vec![
-            ("reserved", |c| c.reserved = 0xff, 0, &[0xff]),
-            ("PortSelect", |c| c.port_select = 0xff, 1, &[0xff]),
-            (
-                "CounterSelect",
-                |c| c.counter_select = u16::MAX,
-                2,
-                &[0xff; 2],
-            ),
-        ];
         // fields.c: DataSL n at bit 32 + 32 n.
         #[rustfmt::skip]
-        let sl: [fn(&mut PortDataSl); 16] = [
-            |c| c.data_sl[0] = u32::MAX, |c| c.data_sl[1] = u32::MAX,
-            |c| c.data_sl[2] = u32::MAX, |c| c.data_sl[3] = u32::MAX,
-            |c| c.data_sl[4] = u32::MAX, |c| c.data_sl[5] = u32::MAX,
-            |c| c.data_sl[6] = u32::MAX, |c| c.data_sl[7] = u32::MAX,
-            |c| c.data_sl[8] = u32::MAX, |c| c.data_sl[9] = u32::MAX,
-            |c| c.data_sl[10] = u32::MAX, |c| c.data_sl[11] = u32::MAX,
-            |c| c.data_sl[12] = u32::MAX, |c| c.data_sl[13] = u32::MAX,
-            |c| c.data_sl[14] = u32::MAX, |c| c.data_sl[15] = u32::MAX,
+        let cases: &[Case<'_, PortDataSl>] = &[
+            ("reserved", |c| c.reserved = 0xff, 0, &[0xff]),
+            ("PortSelect", |c| c.port_select = 0xff, 1, &[0xff]),
+            ("CounterSelect", |c| c.counter_select = u16::MAX, 2, &[0xff; 2]),
         ];
-        for (n, set) in sl.into_iter().enumerate() {
-            cases.push(("DataSL", set, (32 + 32 * n) / 8, &[0xff; 4]));
-        }
-        check_offsets(PortDataSl::LEN, PortDataSl::parse, PortDataSl::emit, &cases);
+        check_table_offsets(
+            PortDataSl::LEN,
+            PortDataSl::parse,
+            PortDataSl::emit,
+            cases,
+            Table {
+                count: 16,
+                stride: 4,
+                fields: &[("DataSL", |c, n| c.data_sl[n] = u32::MAX, 32 / 8, &[0xff; 4])],
+            },
+        );
     }
 }

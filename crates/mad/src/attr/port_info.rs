@@ -38,6 +38,7 @@ use core::fmt;
 
 use crate::bytes::{self, bits, get_u16, get_u24, get_u32, get_u64, place};
 use crate::bytes::{set_u16, set_u24, set_u32, set_u64};
+use crate::types::Mtu;
 use crate::Result;
 
 mod field {
@@ -426,15 +427,6 @@ pub fn rate_gbps(width: LinkWidth, speed: LinkSpeed) -> Option<f64> {
         .map(|lanes| f64::from(lanes) * speed.lane_gbps())
 }
 
-/// Bytes of an IBA MTU code (NeighborMTU, MTUCap): 1 → 256, 2 → 512,
-/// 3 → 1024, 4 → 2048, 5 → 4096; `None` otherwise.
-pub fn mtu_to_bytes(code: u8) -> Option<u16> {
-    match code {
-        1..=5 => Some(128u16 << code),
-        _ => None,
-    }
-}
-
 /// PortInfo, parsed: every field of the 64-byte attribute.
 ///
 /// Sub-byte fields hold the value right-aligned (e.g. `lmc` is 0..=7);
@@ -485,8 +477,8 @@ pub struct PortInfo {
     pub link_speed_active: u8,
     /// LinkSpeedEnabled (byte 35, bits 3:0): mask.
     pub link_speed_enabled: u8,
-    /// NeighborMTU (byte 36, bits 7:4); see [`mtu_to_bytes`].
-    pub neighbor_mtu: u8,
+    /// NeighborMTU (byte 36, bits 7:4): the active MTU.
+    pub neighbor_mtu: Mtu,
     /// MasterSMSL (byte 36, bits 3:0).
     pub master_sm_sl: u8,
     /// VLCap (byte 37, bits 7:4): 1 VL0, 2 VL0–1, 3 VL0–3, 4 VL0–7,
@@ -502,8 +494,8 @@ pub struct PortInfo {
     pub vl_arbitration_low_cap: u8,
     /// InitTypeReply (byte 41, bits 7:4).
     pub init_type_reply: u8,
-    /// MTUCap (byte 41, bits 3:0); see [`mtu_to_bytes`].
-    pub mtu_cap: u8,
+    /// MTUCap (byte 41, bits 3:0): the largest MTU supported.
+    pub mtu_cap: Mtu,
     /// VLStallCount (byte 42, bits 7:5).
     pub vl_stall_count: u8,
     /// HOQLife (byte 42, bits 4:0).
@@ -609,7 +601,7 @@ impl PortInfo {
             lmc: bits(protect, 0, 3),
             link_speed_active: bits(speed, 4, 4),
             link_speed_enabled: bits(speed, 0, 4),
-            neighbor_mtu: bits(mtu, 4, 4),
+            neighbor_mtu: Mtu::from(bits(mtu, 4, 4)),
             master_sm_sl: bits(mtu, 0, 4),
             vl_cap: bits(vlcap, 4, 4),
             init_type: bits(vlcap, 0, 4),
@@ -617,7 +609,7 @@ impl PortInfo {
             vl_arbitration_high_cap: b[field::VL_ARB_HIGH_CAP],
             vl_arbitration_low_cap: b[field::VL_ARB_LOW_CAP],
             init_type_reply: bits(mtucap, 4, 4),
-            mtu_cap: bits(mtucap, 0, 4),
+            mtu_cap: Mtu::from(bits(mtucap, 0, 4)),
             vl_stall_count: bits(stall, 5, 3),
             hoq_life: bits(stall, 0, 5),
             operational_vls: bits(opvls, 4, 4),
@@ -684,12 +676,13 @@ impl PortInfo {
             | place(self.lmc, 0, 3);
         b[field::SPEED_ACT_EN] =
             place(self.link_speed_active, 4, 4) | place(self.link_speed_enabled, 0, 4);
-        b[field::MTU_SMSL] = place(self.neighbor_mtu, 4, 4) | place(self.master_sm_sl, 0, 4);
+        b[field::MTU_SMSL] = place(self.neighbor_mtu.into(), 4, 4) | place(self.master_sm_sl, 0, 4);
         b[field::VLCAP_INIT] = place(self.vl_cap, 4, 4) | place(self.init_type, 0, 4);
         b[field::VL_HIGH_LIMIT] = self.vl_high_limit;
         b[field::VL_ARB_HIGH_CAP] = self.vl_arbitration_high_cap;
         b[field::VL_ARB_LOW_CAP] = self.vl_arbitration_low_cap;
-        b[field::INITREPLY_MTUCAP] = place(self.init_type_reply, 4, 4) | place(self.mtu_cap, 0, 4);
+        b[field::INITREPLY_MTUCAP] =
+            place(self.init_type_reply, 4, 4) | place(self.mtu_cap.into(), 0, 4);
         b[field::STALL_HOQ] = place(self.vl_stall_count, 5, 3) | place(self.hoq_life, 0, 5);
         b[field::OPVLS_FLAGS] = place(self.operational_vls, 4, 4)
             | flag(self.partition_enforcement_inbound, 3)
@@ -751,8 +744,7 @@ impl PortInfo {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_offsets, check_round_trip, Case};
 
     /// PortInfo of an active 4X QDR HCA port as an SM would have left it:
     /// LID 2, SM LID 1, subnet prefix fe80::, MTU 4096, VL0–7.
@@ -807,13 +799,13 @@ mod test {
         assert_eq!(pi.lmc, 0);
         assert_eq!(pi.link_speed_active, 4);
         assert_eq!(pi.link_speed_enabled, 7);
-        assert_eq!(pi.neighbor_mtu, 5);
-        assert_eq!(mtu_to_bytes(pi.neighbor_mtu), Some(4096));
+        assert_eq!(pi.neighbor_mtu, Mtu::Mtu4096);
+        assert_eq!(pi.neighbor_mtu.bytes(), Some(4096));
         assert_eq!(pi.vl_cap, 4);
         assert_eq!(pi.init_type, 4);
         assert_eq!(pi.vl_arbitration_high_cap, 8);
         assert_eq!(pi.vl_arbitration_low_cap, 8);
-        assert_eq!(pi.mtu_cap, 5);
+        assert_eq!(pi.mtu_cap, Mtu::Mtu4096);
         assert_eq!(pi.hoq_life, 16);
         assert_eq!(pi.operational_vls, 4);
         assert!(pi.partition_enforcement_inbound);
@@ -848,12 +840,12 @@ mod test {
             link_down_default_state: 2,
             link_speed_active: 4,
             link_speed_enabled: 7,
-            neighbor_mtu: 5,
+            neighbor_mtu: Mtu::Mtu4096,
             vl_cap: 4,
             init_type: 4,
             vl_arbitration_high_cap: 8,
             vl_arbitration_low_cap: 8,
-            mtu_cap: 5,
+            mtu_cap: Mtu::Mtu4096,
             hoq_life: 16,
             operational_vls: 4,
             partition_enforcement_inbound: true,
@@ -872,16 +864,7 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..PortInfo::LEN {
-            assert_eq!(
-                PortInfo::parse(&HCA_PORT_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 64,
-                    got: len
-                })
-            );
-        }
+    fn test_longer_buffer() {
         let mut longer = [0u8; 100];
         longer[..64].copy_from_slice(&HCA_PORT_BYTES);
         assert_eq!(PortInfo::parse(&longer), PortInfo::parse(&HCA_PORT_BYTES));
@@ -894,17 +877,13 @@ mod test {
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0xdead_beef_cafe_f00d);
-        for _ in 0..1000 {
-            let mut input = [0u8; 64];
-            rng.fill(&mut input);
-            let pi = PortInfo::parse(&input).unwrap();
-            let mut out = [0u8; 64];
-            pi.emit(&mut out);
-            assert_eq!(out, input);
-            assert_eq!(PortInfo::parse(&out).unwrap(), pi);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            PortInfo::LEN,
+            PortInfo::parse,
+            PortInfo::emit,
+            0xdead_beef_cafe_f00d,
+        );
     }
 
     /// Sets one field to all ones and checks exactly which bits of the
@@ -913,10 +892,9 @@ mod test {
     /// that fields plus reserved bits cover all 512 bits.
     #[test]
     fn test_field_offsets() {
-        type Setter = fn(&mut PortInfo);
         // (name, setter to all-ones, first byte, byte mask list)
         #[rustfmt::skip]
-        let cases: &[(&str, Setter, usize, &[u8])] = &[
+        let cases: &[Case<'_, PortInfo>] = &[
             ("M_Key", |p| p.m_key = u64::MAX, 0, &[0xff; 8]),
             ("GidPrefix", |p| p.gid_prefix = u64::MAX, 8, &[0xff; 8]),
             ("LID", |p| p.lid = u16::MAX, 16, &[0xff; 2]),
@@ -937,7 +915,7 @@ mod test {
             ("LMC", |p| p.lmc = 0xff, 34, &[0x07]),
             ("LinkSpeedActive", |p| p.link_speed_active = 0xff, 35, &[0xf0]),
             ("LinkSpeedEnabled", |p| p.link_speed_enabled = 0xff, 35, &[0x0f]),
-            ("NeighborMTU", |p| p.neighbor_mtu = 0xff, 36, &[0xf0]),
+            ("NeighborMTU", |p| p.neighbor_mtu = Mtu::Unknown(0xff), 36, &[0xf0]),
             ("MasterSMSL", |p| p.master_sm_sl = 0xff, 36, &[0x0f]),
             ("VLCap", |p| p.vl_cap = 0xff, 37, &[0xf0]),
             ("InitType", |p| p.init_type = 0xff, 37, &[0x0f]),
@@ -945,7 +923,7 @@ mod test {
             ("VLArbitrationHighCap", |p| p.vl_arbitration_high_cap = 0xff, 39, &[0xff]),
             ("VLArbitrationLowCap", |p| p.vl_arbitration_low_cap = 0xff, 40, &[0xff]),
             ("InitTypeReply", |p| p.init_type_reply = 0xff, 41, &[0xf0]),
-            ("MTUCap", |p| p.mtu_cap = 0xff, 41, &[0x0f]),
+            ("MTUCap", |p| p.mtu_cap = Mtu::Unknown(0xff), 41, &[0x0f]),
             ("VLStallCount", |p| p.vl_stall_count = 0xff, 42, &[0xe0]),
             ("HOQLife", |p| p.hoq_life = 0xff, 42, &[0x1f]),
             ("OperationalVLs", |p| p.operational_vls = 0xff, 43, &[0xf0]),
@@ -976,29 +954,7 @@ mod test {
             ("reserved_63", |p| p.reserved_63 = 0xff, 63, &[0xe0]),
             ("LinkSpeedExtEnabled", |p| p.link_speed_ext_enabled = 0xff, 63, &[0x1f]),
         ];
-        let mut covered = [0u8; 64];
-        for (name, set, start, masks) in cases {
-            let mut pi = PortInfo::default();
-            set(&mut pi);
-            let mut out = [0u8; 64];
-            pi.emit(&mut out);
-            let mut expected = [0u8; 64];
-            expected[*start..*start + masks.len()].copy_from_slice(masks);
-            assert_eq!(out, expected, "field {name}");
-            for (c, e) in covered.iter_mut().zip(expected) {
-                assert_eq!(*c & e, 0, "field {name} overlaps another field");
-                *c |= e;
-            }
-            // And parse reads the field back from exactly those bits.
-            let back = PortInfo::parse(&expected).unwrap();
-            let mut again = [0u8; 64];
-            back.emit(&mut again);
-            assert_eq!(again, expected, "field {name} parse");
-        }
-        assert_eq!(
-            covered, [0xff; 64],
-            "fields + reserved must cover every bit"
-        );
+        check_offsets(PortInfo::LEN, PortInfo::parse, PortInfo::emit, cases);
     }
 
     #[test]
@@ -1102,9 +1058,5 @@ mod test {
             assert_eq!(u8::from(PhysPortState::from(v)), v);
             assert_eq!(u8::from(LinkWidth::from(v)), v);
         }
-        assert_eq!(mtu_to_bytes(1), Some(256));
-        assert_eq!(mtu_to_bytes(3), Some(1024));
-        assert_eq!(mtu_to_bytes(0), None);
-        assert_eq!(mtu_to_bytes(6), None);
     }
 }

@@ -136,13 +136,6 @@ impl PortSamplesControl {
                 ((masks_hi >> (12 - 3 * (i - 10))) & 0x7) as u8
             };
         }
-        let mut counter_select = [0u16; 15];
-        for (c, chunk) in counter_select
-            .iter_mut()
-            .zip(b[field::COUNTER_SELECT].chunks_exact(2))
-        {
-            *c = get_u16(chunk);
-        }
         Ok(PortSamplesControl {
             op_code: b[field::OP_CODE],
             port_select: b[field::PORT_SELECT],
@@ -160,7 +153,7 @@ impl PortSamplesControl {
             sample_start: get_u32(&b[field::SAMPLE_START]),
             sample_interval: get_u32(&b[field::SAMPLE_INTERVAL]),
             tag: get_u16(&b[field::TAG]),
-            counter_select,
+            counter_select: bytes::get_array(&b[field::COUNTER_SELECT], get_u16),
             reserved_68: get_u32(&b[field::RESERVED_68]),
             samples_only_option_mask: get_u64(&b[field::SAMPLES_ONLY_OPTION_MASK]),
         })
@@ -202,13 +195,7 @@ impl PortSamplesControl {
         set_u32(&mut b[field::SAMPLE_START], self.sample_start);
         set_u32(&mut b[field::SAMPLE_INTERVAL], self.sample_interval);
         set_u16(&mut b[field::TAG], self.tag);
-        for (c, chunk) in self
-            .counter_select
-            .iter()
-            .zip(b[field::COUNTER_SELECT].chunks_exact_mut(2))
-        {
-            set_u16(chunk, *c);
-        }
+        bytes::set_array(&mut b[field::COUNTER_SELECT], &self.counter_select, set_u16);
         set_u32(&mut b[field::RESERVED_68], self.reserved_68);
         set_u64(
             &mut b[field::SAMPLES_ONLY_OPTION_MASK],
@@ -220,7 +207,7 @@ impl PortSamplesControl {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_offsets, check_round_trip, Case};
 
     /// A PMA answering Get(PortSamplesControl) for port 1: tick 0,
     /// counter width code 2, counters 0–3 implemented (mask 1 each),

@@ -93,8 +93,7 @@ impl SlToVlTable {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_round_trip, check_table_offsets, Table};
 
     /// SL n → VL n % 8, as OpenSM programs a VLCap 4 (VL0–7) port.
     static TABLE_BYTES: [u8; 8] = [0x01, 0x23, 0x45, 0x67, 0x01, 0x23, 0x45, 0x67];
@@ -128,48 +127,38 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..SlToVlTable::LEN {
-            assert_eq!(
-                SlToVlTable::parse(&TABLE_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 8,
-                    got: len
-                })
-            );
-        }
-    }
-
-    #[test]
     #[should_panic(expected = "need 8 bytes, got 7")]
     fn emit_short_buffer_panics() {
         SlToVlTable::default().emit(&mut [0u8; 7]);
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x5127_0000_0000_0017);
-        for _ in 0..1000 {
-            let mut input = [0u8; 8];
-            rng.fill(&mut input);
-            let t = SlToVlTable::parse(&input).unwrap();
-            let mut out = [0u8; 8];
-            t.emit(&mut out);
-            assert_eq!(out, input);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            SlToVlTable::LEN,
+            SlToVlTable::parse,
+            SlToVlTable::emit,
+            0x5127_0000_0000_0017,
+        );
     }
 
     #[test]
     fn test_field_offsets() {
-        for sl in 0..16usize {
-            let mut t = SlToVlTable::default();
-            t.vls[sl] = 0xff;
-            let mut out = [0u8; 8];
-            t.emit(&mut out);
-            let mut expected = [0u8; 8];
-            expected[sl / 2] = if sl % 2 == 0 { 0xf0 } else { 0x0f };
-            assert_eq!(out, expected, "SL {sl}");
-        }
+        // Two SLs per byte: SL 2i in the high nibble, SL 2i + 1 in the low.
+        check_table_offsets(
+            SlToVlTable::LEN,
+            SlToVlTable::parse,
+            SlToVlTable::emit,
+            &[],
+            Table {
+                count: 8,
+                stride: 1,
+                fields: &[
+                    ("even SL", |t, i| t.vls[2 * i] = 0xff, 0, &[0xf0]),
+                    ("odd SL", |t, i| t.vls[2 * i + 1] = 0xff, 0, &[0x0f]),
+                ],
+            },
+        );
         assert_eq!(sl2vl_attr_mod(1, 2), 0x0102);
         assert_eq!(sl2vl_attr_mod(0xff, 0), 0xff00);
     }

@@ -158,8 +158,7 @@ impl SmInfo {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_offsets, check_round_trip, Case};
 
     /// OpenSM as master: port GUID 0x0002c90300001234, SM_Key 0 (not
     /// shown), ActCount 0x1f2e, priority 15.
@@ -206,63 +205,32 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..SmInfo::LEN {
-            assert_eq!(
-                SmInfo::parse(&SMINFO_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 21,
-                    got: len
-                })
-            );
-        }
-    }
-
-    #[test]
     #[should_panic(expected = "need 21 bytes, got 20")]
     fn emit_short_buffer_panics() {
         SmInfo::default().emit(&mut [0u8; 20]);
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x5310_0000_0000_0020);
-        for _ in 0..1000 {
-            let mut input = [0u8; SmInfo::LEN];
-            rng.fill(&mut input);
-            let si = SmInfo::parse(&input).unwrap();
-            let mut out = [0u8; SmInfo::LEN];
-            si.emit(&mut out);
-            assert_eq!(out, input);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            SmInfo::LEN,
+            SmInfo::parse,
+            SmInfo::emit,
+            0x5310_0000_0000_0020,
+        );
     }
 
     #[test]
     fn test_field_offsets() {
-        type Setter = fn(&mut SmInfo);
         #[rustfmt::skip]
-        let cases: &[(&str, Setter, usize, &[u8])] = &[
+        let cases: &[Case<'_, SmInfo>] = &[
             ("GUID", |s| s.guid = u64::MAX, 0, &[0xff; 8]),
             ("SM_Key", |s| s.sm_key = u64::MAX, 8, &[0xff; 8]),
             ("ActCount", |s| s.act_count = u32::MAX, 16, &[0xff; 4]),
             ("Priority", |s| s.priority = 0xff, 20, &[0xf0]),
             ("SMState", |s| s.sm_state = SmState::Unknown(0xff), 20, &[0x0f]),
         ];
-        let mut covered = [0u8; SmInfo::LEN];
-        for (name, set, start, masks) in cases {
-            let mut si = SmInfo::default();
-            set(&mut si);
-            let mut out = [0u8; SmInfo::LEN];
-            si.emit(&mut out);
-            let mut expected = [0u8; SmInfo::LEN];
-            expected[*start..*start + masks.len()].copy_from_slice(masks);
-            assert_eq!(out, expected, "field {name}");
-            for (c, e) in covered.iter_mut().zip(expected) {
-                assert_eq!(*c & e, 0, "field {name} overlaps another field");
-                *c |= e;
-            }
-        }
-        assert_eq!(covered, [0xff; SmInfo::LEN]);
+        check_offsets(SmInfo::LEN, SmInfo::parse, SmInfo::emit, cases);
     }
 
     #[test]

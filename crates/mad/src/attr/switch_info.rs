@@ -186,8 +186,7 @@ impl SwitchInfo {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_offsets, check_round_trip, Case};
 
     /// SwitchInfo of a 36-port switch after OpenSM configured it: LFT cap
     /// 48K, MFT cap 4K, LinearFDBTop 0x0010, lifetime 18, enforcement caps
@@ -264,37 +263,19 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..SwitchInfo::LEN {
-            assert_eq!(
-                SwitchInfo::parse(&SWITCH_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 20,
-                    got: len
-                })
-            );
-        }
-        assert!(SwitchInfo::parse(&SWITCH_BYTES[..20]).is_ok());
-    }
-
-    #[test]
     #[should_panic(expected = "need 20 bytes, got 19")]
     fn emit_short_buffer_panics() {
         SwitchInfo::default().emit(&mut [0u8; 19]);
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x5717_c41f_0000_0012);
-        for _ in 0..1000 {
-            let mut input = [0u8; SwitchInfo::LEN];
-            rng.fill(&mut input);
-            let si = SwitchInfo::parse(&input).unwrap();
-            let mut out = [0u8; SwitchInfo::LEN];
-            si.emit(&mut out);
-            assert_eq!(out, input);
-            assert_eq!(SwitchInfo::parse(&out).unwrap(), si);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            SwitchInfo::LEN,
+            SwitchInfo::parse,
+            SwitchInfo::emit,
+            0x5717_c41f_0000_0012,
+        );
     }
 
     /// Sets one field to all ones and checks exactly which bits light up,
@@ -302,9 +283,8 @@ mod test {
     /// must not overlap and together with the reserved bits cover all 160.
     #[test]
     fn test_field_offsets() {
-        type Setter = fn(&mut SwitchInfo);
         #[rustfmt::skip]
-        let cases: &[(&str, Setter, usize, &[u8])] = &[
+        let cases: &[Case<'_, SwitchInfo>] = &[
             ("LinearFDBCap", |s| s.linear_fdb_cap = u16::MAX, 0, &[0xff; 2]),
             ("RandomFDBCap", |s| s.random_fdb_cap = u16::MAX, 2, &[0xff; 2]),
             ("MulticastFDBCap", |s| s.multicast_fdb_cap = u16::MAX, 4, &[0xff; 2]),
@@ -326,24 +306,6 @@ mod test {
             ("reserved_17", |s| s.reserved_17 = 0xff, 17, &[0xff]),
             ("MulticastFDBTop", |s| s.multicast_fdb_top = u16::MAX, 18, &[0xff; 2]),
         ];
-        let mut covered = [0u8; SwitchInfo::LEN];
-        for (name, set, start, masks) in cases {
-            let mut si = SwitchInfo::default();
-            set(&mut si);
-            let mut out = [0u8; SwitchInfo::LEN];
-            si.emit(&mut out);
-            let mut expected = [0u8; SwitchInfo::LEN];
-            expected[*start..*start + masks.len()].copy_from_slice(masks);
-            assert_eq!(out, expected, "field {name}");
-            for (c, e) in covered.iter_mut().zip(expected) {
-                assert_eq!(*c & e, 0, "field {name} overlaps another field");
-                *c |= e;
-            }
-            // And parse reads the field back from exactly those bits.
-            let mut again = [0u8; SwitchInfo::LEN];
-            SwitchInfo::parse(&expected).unwrap().emit(&mut again);
-            assert_eq!(again, expected, "field {name} parse");
-        }
-        assert_eq!(covered, [0xff; SwitchInfo::LEN]);
+        check_offsets(SwitchInfo::LEN, SwitchInfo::parse, SwitchInfo::emit, cases);
     }
 }

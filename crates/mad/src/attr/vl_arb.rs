@@ -142,8 +142,7 @@ impl VlArbTable {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::test_util::XorShift;
-    use crate::Error;
+    use crate::test_util::{check_round_trip, check_table_offsets, Table};
 
     /// Low-priority block 1 of a VL0–3 port: VL n weight 64 for n < 4,
     /// then one entry for VL 7 weight 255.
@@ -200,56 +199,38 @@ mod test {
     }
 
     #[test]
-    fn test_impossible_len() {
-        for len in 0..VlArbTable::LEN {
-            assert_eq!(
-                VlArbTable::parse(&BLOCK_BYTES[..len]),
-                Err(Error::Truncated {
-                    needed: 64,
-                    got: len
-                })
-            );
-        }
-    }
-
-    #[test]
     #[should_panic(expected = "need 64 bytes, got 0")]
     fn emit_short_buffer_panics() {
         VlArbTable::default().emit(&mut []);
     }
 
     #[test]
-    fn test_round_trip_random() {
-        let mut rng = XorShift(0x71a6_0000_0000_0018);
-        for _ in 0..1000 {
-            let mut input = [0u8; 64];
-            rng.fill(&mut input);
-            let t = VlArbTable::parse(&input).unwrap();
-            let mut out = [0u8; 64];
-            t.emit(&mut out);
-            assert_eq!(out, input);
-        }
+    fn test_impossible_len_and_round_trip() {
+        check_round_trip(
+            VlArbTable::LEN,
+            VlArbTable::parse,
+            VlArbTable::emit,
+            0x71a6_0000_0000_0018,
+        );
     }
 
     #[test]
     fn test_field_offsets() {
-        for i in 0..VlArbTable::ENTRIES_PER_BLOCK {
-            type Setter = fn(&mut VlArbEntry);
-            let cases: [(Setter, [u8; 2]); 3] = [
-                (|e| e.reserved = 0xff, [0xf0, 0]),
-                (|e| e.vl = 0xff, [0x0f, 0]),
-                (|e| e.weight = 0xff, [0, 0xff]),
-            ];
-            for (set, masks) in cases {
-                let mut t = VlArbTable::default();
-                set(&mut t.entries[i]);
-                let mut out = [0u8; 64];
-                t.emit(&mut out);
-                let mut expected = [0u8; 64];
-                expected[i * 2..i * 2 + 2].copy_from_slice(&masks);
-                assert_eq!(out, expected, "entry {i}");
-            }
-        }
+        check_table_offsets(
+            VlArbTable::LEN,
+            VlArbTable::parse,
+            VlArbTable::emit,
+            &[],
+            Table {
+                count: VlArbTable::ENTRIES_PER_BLOCK,
+                stride: 2,
+                fields: &[
+                    ("reserved", |t, i| t.entries[i].reserved = 0xff, 0, &[0xf0]),
+                    ("VL", |t, i| t.entries[i].vl = 0xff, 0, &[0x0f]),
+                    ("Weight", |t, i| t.entries[i].weight = 0xff, 1, &[0xff]),
+                ],
+            },
+        );
     }
 
     #[test]

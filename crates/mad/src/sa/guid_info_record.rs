@@ -5,10 +5,11 @@
 //!  2      BlockNum
 //!  3      reserved
 //!  4..8   reserved
-//!  8..72  GUIDInfo: 8 GUIDs
+//!  8..72  GUIDInfo block (64 bytes, the layout of [`crate::GuidInfo`])
 //! ```
 
-use crate::bytes::{self, get_u16, get_u32, get_u64, set_u16, set_u32, set_u64};
+use crate::attr::GuidInfo;
+use crate::bytes::{self, get_u16, get_u32, set_u16, set_u32};
 use crate::Result;
 
 mod field {
@@ -18,7 +19,7 @@ mod field {
     pub(super) const BLOCK_NUM: usize = 2;
     pub(super) const RESERVED_3: usize = 3;
     pub(super) const RESERVED_4: Field = 4..8;
-    pub(super) const GUIDS: Field = 8..72;
+    pub(super) const GUID_INFO: Field = 8..72;
 }
 
 /// GuidInfoRecord ComponentMask bits, in IBA order (opensm
@@ -61,27 +62,23 @@ pub struct GuidInfoRecord {
     pub reserved_3: u8,
     /// Reserved (bytes 4–7), kept so `emit` reproduces the input.
     pub reserved_4: u32,
-    /// The 8 GUIDs of the block.
-    pub guids: [u64; 8],
+    /// The 8 GUIDs of the block (the GUIDInfo attribute).
+    pub guid_info: GuidInfo,
 }
 
 impl GuidInfoRecord {
     /// Size of GuidInfoRecord in the IBA table.
-    pub const LEN: usize = field::GUIDS.end;
+    pub const LEN: usize = field::GUID_INFO.end;
 
     /// Parses the first [`GuidInfoRecord::LEN`] bytes of `buf`.
     pub fn parse(buf: &[u8]) -> Result<GuidInfoRecord> {
         let b = bytes::array::<{ Self::LEN }>(buf)?;
-        let mut guids = [0u64; 8];
-        for (g, chunk) in guids.iter_mut().zip(b[field::GUIDS].chunks_exact(8)) {
-            *g = get_u64(chunk);
-        }
         Ok(GuidInfoRecord {
             lid: get_u16(&b[field::LID]),
             block_num: b[field::BLOCK_NUM],
             reserved_3: b[field::RESERVED_3],
             reserved_4: get_u32(&b[field::RESERVED_4]),
-            guids,
+            guid_info: GuidInfo::parse(&b[field::GUID_INFO])?,
         })
     }
 
@@ -101,18 +98,19 @@ impl GuidInfoRecord {
         b[field::BLOCK_NUM] = self.block_num;
         b[field::RESERVED_3] = self.reserved_3;
         set_u32(&mut b[field::RESERVED_4], self.reserved_4);
-        for (g, chunk) in self.guids.iter().zip(b[field::GUIDS].chunks_exact_mut(8)) {
-            set_u64(chunk, *g);
-        }
+        self.guid_info.emit(&mut b[field::GUID_INFO]);
     }
 }
+
+// The embedded attribute fills its field exactly.
+const _: () = assert!(GuidInfo::LEN == field::GUID_INFO.end - field::GUID_INFO.start);
 
 impl_sa_record!(GuidInfoRecord, super::attr_id::GUID_INFO_RECORD);
 
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// Block 0 of LID 2's GUID table: the port GUID and one alias GUID.
     static RECORD_BYTES: [u8; 72] = {
@@ -131,14 +129,13 @@ mod test {
     };
 
     fn expected() -> GuidInfoRecord {
-        let mut guids = [0u64; 8];
-        guids[0] = 0x0002_c903_0000_0001;
-        guids[1] = 0x0002_c903_0000_0101;
-        GuidInfoRecord {
+        let mut r = GuidInfoRecord {
             lid: 2,
-            guids,
             ..GuidInfoRecord::default()
-        }
+        };
+        r.guid_info.guids[0] = 0x0002_c903_0000_0001;
+        r.guid_info.guids[1] = 0x0002_c903_0000_0101;
+        r
     }
 
     #[test]
@@ -172,14 +169,7 @@ mod test {
             ("BlockNum", |r| r.block_num = 0xff, 2, &[0xff]),
             ("reserved_3", |r| r.reserved_3 = 0xff, 3, &[0xff]),
             ("reserved_4", |r| r.reserved_4 = u32::MAX, 4, &[0xff; 4]),
-            ("GUID0", |r| r.guids[0] = u64::MAX, 8, &[0xff; 8]),
-            ("GUID1", |r| r.guids[1] = u64::MAX, 16, &[0xff; 8]),
-            ("GUID2", |r| r.guids[2] = u64::MAX, 24, &[0xff; 8]),
-            ("GUID3", |r| r.guids[3] = u64::MAX, 32, &[0xff; 8]),
-            ("GUID4", |r| r.guids[4] = u64::MAX, 40, &[0xff; 8]),
-            ("GUID5", |r| r.guids[5] = u64::MAX, 48, &[0xff; 8]),
-            ("GUID6", |r| r.guids[6] = u64::MAX, 56, &[0xff; 8]),
-            ("GUID7", |r| r.guids[7] = u64::MAX, 64, &[0xff; 8]),
+            ("GUIDInfo", |r| r.guid_info = GuidInfo::parse(&[0xff; 64]).unwrap(), 8, &[0xff; 64]),
         ];
         check_offsets(
             GuidInfoRecord::LEN,
@@ -187,6 +177,15 @@ mod test {
             GuidInfoRecord::emit,
             cases,
         );
+        // GUIDInfo sits at byte 8: GUID i lights bytes 8 + 8i .. 16 + 8i.
+        for i in 0..GuidInfo::GUIDS_PER_BLOCK {
+            let mut r = GuidInfoRecord::default();
+            r.guid_info.guids[i] = u64::MAX;
+            let mut out = [0u8; 72];
+            r.emit(&mut out);
+            assert!(out[8 + 8 * i..16 + 8 * i].iter().all(|&b| b == 0xff));
+            assert_eq!(out.iter().filter(|&&b| b != 0).count(), 8, "GUID {i}");
+        }
     }
 
     #[test]

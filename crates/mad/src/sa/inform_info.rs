@@ -239,7 +239,7 @@ impl_sa_record!(InformInfoRecord, super::attr_id::INFORM_INFO_RECORD);
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// Subscribe to generic trap 64 (GID in service) from all LIDs,
     /// Reports to QP 1 (as a client of the SA's event forwarding).

@@ -5,9 +5,11 @@
 //!  0..2   LID
 //!  2..4   BlockNum
 //!  4..8   reserved
-//!  8..72  LinearForwardingTable block: output port of 64 LIDs
+//!  8..72  LinearForwardingTable block: output port of 64 LIDs (the layout
+//!         of [`crate::LinearForwardingTable`])
 //! ```
 
+use crate::attr::LinearForwardingTable;
 use crate::bytes::{self, get_u16, get_u32, set_u16, set_u32};
 use crate::Result;
 
@@ -17,7 +19,7 @@ mod field {
     pub(super) const LID: Field = 0..2;
     pub(super) const BLOCK_NUM: Field = 2..4;
     pub(super) const RESERVED: Field = 4..8;
-    pub(super) const PORTS: Field = 8..72;
+    pub(super) const LFT: Field = 8..72;
 }
 
 /// LinearForwardingTableRecord ComponentMask bits, in IBA order (opensm
@@ -31,33 +33,22 @@ pub mod comp {
 
 /// LinearForwardingTableRecord, parsed: one 64-LID block of a switch's
 /// linear forwarding table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct LftRecord {
     /// LID of the switch (port 0).
     pub lid: u16,
-    /// Block number: `ports[i]` is the output port for LID
+    /// Block number: `lft.ports[i]` is the output port for LID
     /// `64 * block_num + i`.
     pub block_num: u16,
     /// Reserved (bytes 4–7), kept so `emit` reproduces the input.
     pub reserved: u32,
-    /// Output port per LID (255: no route).
-    pub ports: [u8; 64],
-}
-
-impl Default for LftRecord {
-    fn default() -> Self {
-        LftRecord {
-            lid: 0,
-            block_num: 0,
-            reserved: 0,
-            ports: [0; 64],
-        }
-    }
+    /// The block (the LinearForwardingTable attribute); 255: no route.
+    pub lft: LinearForwardingTable,
 }
 
 impl LftRecord {
     /// Size of LinearForwardingTableRecord in the IBA table.
-    pub const LEN: usize = field::PORTS.end;
+    pub const LEN: usize = field::LFT.end;
 
     /// Parses the first [`LftRecord::LEN`] bytes of `buf`.
     pub fn parse(buf: &[u8]) -> Result<LftRecord> {
@@ -66,7 +57,7 @@ impl LftRecord {
             lid: get_u16(&b[field::LID]),
             block_num: get_u16(&b[field::BLOCK_NUM]),
             reserved: get_u32(&b[field::RESERVED]),
-            ports: *bytes::array::<64>(&b[field::PORTS])?,
+            lft: LinearForwardingTable::parse(&b[field::LFT])?,
         })
     }
 
@@ -85,16 +76,19 @@ impl LftRecord {
         set_u16(&mut b[field::LID], self.lid);
         set_u16(&mut b[field::BLOCK_NUM], self.block_num);
         set_u32(&mut b[field::RESERVED], self.reserved);
-        b[field::PORTS].copy_from_slice(&self.ports);
+        self.lft.emit(&mut b[field::LFT]);
     }
 }
+
+// The embedded attribute fills its field exactly.
+const _: () = assert!(LinearForwardingTable::LEN == field::LFT.end - field::LFT.start);
 
 impl_sa_record!(LftRecord, super::attr_id::LFT_RECORD);
 
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// Block 1 (LIDs 64..128) of switch LID 3: LID 64 out of port 2, LID
     /// 65 out of port 7, the rest unrouted.
@@ -114,20 +108,25 @@ mod test {
     };
 
     fn expected() -> LftRecord {
-        let mut ports = [0xffu8; 64];
-        ports[0] = 2;
-        ports[1] = 7;
+        let mut lft = LinearForwardingTable::unrouted();
+        lft.ports[0] = 2;
+        lft.ports[1] = 7;
         LftRecord {
             lid: 3,
             block_num: 1,
             reserved: 0,
-            ports,
+            lft,
         }
     }
 
     #[test]
     fn test_deconstruct() {
-        assert_eq!(LftRecord::parse(&RECORD_BYTES), Ok(expected()));
+        let r = LftRecord::parse(&RECORD_BYTES).unwrap();
+        assert_eq!(r, expected());
+        assert_eq!(
+            r.lft.routes(u32::from(r.block_num)).collect::<Vec<_>>(),
+            [(64, 2), (65, 7)]
+        );
     }
 
     #[test]
@@ -145,13 +144,21 @@ mod test {
 
     #[test]
     fn test_field_offsets() {
+        #[rustfmt::skip]
         let cases: &[Case<'_, LftRecord>] = &[
             ("LID", |r| r.lid = u16::MAX, 0, &[0xff; 2]),
             ("BlockNum", |r| r.block_num = u16::MAX, 2, &[0xff; 2]),
             ("reserved", |r| r.reserved = u32::MAX, 4, &[0xff; 4]),
-            ("ports", |r| r.ports = [0xff; 64], 8, &[0xff; 64]),
+            ("LinearForwardingTable", |r| r.lft = LinearForwardingTable::unrouted(), 8, &[0xff; 64]),
         ];
         check_offsets(LftRecord::LEN, LftRecord::parse, LftRecord::emit, cases);
+        // The block sits at byte 8: the port of LID 64n + i is byte 8 + i.
+        let mut r = LftRecord::default();
+        r.lft.ports[63] = 0xff;
+        let mut out = [0u8; 72];
+        r.emit(&mut out);
+        assert_eq!(out[71], 0xff);
+        assert_eq!(out.iter().filter(|&&b| b != 0).count(), 1);
     }
 
     #[test]

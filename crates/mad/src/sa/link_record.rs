@@ -86,7 +86,7 @@ impl_sa_record!(LinkRecord, super::attr_id::LINK_RECORD);
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// Switch LID 3 port 5 to HCA LID 0x1a port 1.
     static LINK_BYTES: [u8; 6] = [0x00, 0x03, 0x05, 0x01, 0x00, 0x1a];

@@ -235,7 +235,7 @@ impl_sa_record!(McMemberRecord, super::attr_id::MCMEMBER_RECORD);
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// The IPoIB broadcast group of P_Key 0xffff
     /// (ff12:401b:ffff::ffff:ffff), full member port fe80::2:c903:0:1:

@@ -5,7 +5,7 @@
 //! ```text
 //!  bytes
 //!    0..24  common MAD header (class 0x03, class version 2)
-//!   24..36  RMPP header (kept verbatim here; see the RMPP view)
+//!   24..36  RMPP header (see [`crate::rmpp`])
 //!   36..44  SM_Key
 //!   44..46  AttributeOffset: record size in 8-byte units (GetTableResp)
 //!   46..48  reserved
@@ -67,6 +67,7 @@ use core::marker::PhantomData;
 
 use crate::bytes;
 use crate::header::{Mad, MadHeader, Method, MgmtClass, Status, MAD_SIZE};
+use crate::rmpp::{Rmpp, RmppHeader};
 use crate::Result;
 
 /// Implements [`SaRecord`] for a record Repr by delegating to its inherent
@@ -120,7 +121,6 @@ pub use switch_info_record::SwitchInfoRecord;
 mod field {
     use crate::bytes::{Field, Rest};
 
-    pub(super) const RMPP_HEADER: Field = 24..36;
     pub(super) const SM_KEY: Field = 36..44;
     pub(super) const ATTR_OFFSET: Field = 44..46;
     pub(super) const RESERVED: Field = 46..48;
@@ -137,20 +137,17 @@ pub const SA_DATA_OFFSET: usize = field::DATA.start;
 /// Size of the SA data area of one 256-byte MAD.
 pub const SA_DATA_LEN: usize = MAD_SIZE - SA_DATA_OFFSET;
 
-/// Length of the RMPP header at bytes 24–35.
-pub const RMPP_HEADER_LEN: usize = field::RMPP_HEADER.end - field::RMPP_HEADER.start;
+pub use crate::rmpp::RMPP_HEADER_LEN;
 
 /// Class version of subnet administration.
 pub const SA_CLASS_VERSION: u8 = 2;
 
 /// SA attribute IDs (IBA 15.2.5, libibumad's `umad_sa.h`).
 pub mod attr_id {
-    /// ClassPortInfo (common to all classes).
-    pub const CLASS_PORT_INFO: u16 = 0x0001;
-    /// Notice (common to all classes).
-    pub const NOTICE: u16 = 0x0002;
-    /// InformInfo (common to all classes): Set subscribes to traps.
-    pub const INFORM_INFO: u16 = 0x0003;
+    /// The attributes common to all classes: ClassPortInfo, Notice and
+    /// InformInfo (a `Set(InformInfo)` to the SA subscribes to traps).
+    pub use crate::attr::id::{CLASS_PORT_INFO, INFORM_INFO, NOTICE};
+
     /// NodeRecord.
     pub const NODE_RECORD: u16 = 0x0011;
     /// PortInfoRecord.
@@ -309,23 +306,13 @@ impl SaStatus {
 }
 
 impl fmt::Display for SaStatus {
-    /// The text of libibumad's `umad_sa_mad_status_str()`: `Success`,
-    /// `No Resources`, `Request Invalid`, `No Records`, `Too Many Records`,
-    /// `Invalid GID`, `Insufficient Components`, `Request Denied`,
-    /// `Priority Suggested`, else `Undefined Error`.
+    /// The text of libibumad's `umad_sa_mad_status_str()`
+    /// ([`crate::names::sa_mad_status_str`]): `Success`, `No Resources`,
+    /// `Request Invalid`, `No Records`, `Too Many Records`, `Invalid GID`,
+    /// `Insufficient Components`, `Request Denied`, `Priority Suggested`,
+    /// else `Undefined Error`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SaStatus::Success => "Success",
-            SaStatus::NoResources => "No Resources",
-            SaStatus::RequestInvalid => "Request Invalid",
-            SaStatus::NoRecords => "No Records",
-            SaStatus::TooManyRecords => "Too Many Records",
-            SaStatus::InvalidGid => "Invalid GID",
-            SaStatus::InsufficientComponents => "Insufficient Components",
-            SaStatus::RequestDenied => "Request Denied",
-            SaStatus::PrioritySuggested => "Priority Suggested",
-            SaStatus::Unknown(_) => "Undefined Error",
-        })
+        f.write_str(crate::names::sa_mad_status_str(self.to_status().raw()))
     }
 }
 
@@ -379,7 +366,7 @@ impl<T: AsRef<[u8]>> SaMad<T> {
     /// Checks that the buffer holds at least [`SA_HEADER_LEN`] bytes. After
     /// `Ok(())` no accessor or setter panics.
     pub fn check_len(&self) -> Result<()> {
-        bytes::array::<SA_HEADER_LEN>(self.buffer.as_ref()).map(|_| ())
+        bytes::check_len(self.buffer.as_ref(), SA_HEADER_LEN)
     }
 
     /// Returns the wrapped buffer.
@@ -427,11 +414,9 @@ impl<T: AsRef<[u8]>> SaMad<T> {
         self.header().attr_mod()
     }
 
-    /// The 12 RMPP header bytes (24–35), verbatim.
-    pub fn rmpp_header(&self) -> [u8; RMPP_HEADER_LEN] {
-        let mut h = [0u8; RMPP_HEADER_LEN];
-        h.copy_from_slice(&self.buffer.as_ref()[field::RMPP_HEADER]);
-        h
+    /// The RMPP header (bytes 24–35) as a view.
+    pub fn rmpp(&self) -> Rmpp<&[u8]> {
+        Rmpp::new_unchecked(self.buffer.as_ref())
     }
 
     /// The SM_Key (bytes 36–43).
@@ -495,9 +480,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> SaMad<T> {
         Mad::new_unchecked(self.buffer.as_mut())
     }
 
-    /// The 12 RMPP header bytes, mutably.
-    pub fn rmpp_header_mut(&mut self) -> &mut [u8] {
-        &mut self.buffer.as_mut()[field::RMPP_HEADER]
+    /// The RMPP header as a mutable view.
+    pub fn rmpp_mut(&mut self) -> Rmpp<&mut [u8]> {
+        Rmpp::new_unchecked(self.buffer.as_mut())
     }
 
     /// Sets the SM_Key.
@@ -576,9 +561,9 @@ impl SaMad<[u8; MAD_SIZE]> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SaHeader {
     /// The common MAD header.
-    pub mad: MadHeader,
-    /// The RMPP header (bytes 24–35), verbatim.
-    pub rmpp: [u8; RMPP_HEADER_LEN],
+    pub header: MadHeader,
+    /// The RMPP header (bytes 24–35).
+    pub rmpp: RmppHeader,
     /// SM_Key.
     pub sm_key: u64,
     /// AttributeOffset (8-byte units).
@@ -595,8 +580,8 @@ impl SaHeader {
     pub fn parse<T: AsRef<[u8]> + ?Sized>(sa: &SaMad<&T>) -> Result<SaHeader> {
         sa.check_len()?;
         Ok(SaHeader {
-            mad: MadHeader::parse(&sa.header())?,
-            rmpp: sa.rmpp_header(),
+            header: MadHeader::parse(&sa.header())?,
+            rmpp: RmppHeader::parse(&sa.rmpp())?,
             sm_key: sa.sm_key(),
             attr_offset: sa.attr_offset(),
             reserved: sa.reserved(),
@@ -614,7 +599,7 @@ impl SaHeader {
         tid: u64,
     ) -> SaHeader {
         SaHeader {
-            mad: MadHeader::request(
+            header: MadHeader::request(
                 MgmtClass::SubnAdm,
                 SA_CLASS_VERSION,
                 method,
@@ -622,7 +607,7 @@ impl SaHeader {
                 attr_mod,
                 tid,
             ),
-            rmpp: [0; RMPP_HEADER_LEN],
+            rmpp: RmppHeader::INACTIVE,
             sm_key: 0,
             attr_offset: 0,
             reserved: 0,
@@ -642,8 +627,8 @@ impl SaHeader {
     /// If the buffer is shorter than [`SA_HEADER_LEN`].
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, sa: &mut SaMad<&mut T>) {
         bytes::array_mut::<SA_HEADER_LEN>(sa.buffer.as_mut());
-        self.mad.emit(&mut sa.header_mut());
-        sa.rmpp_header_mut().copy_from_slice(&self.rmpp);
+        self.header.emit(&mut sa.header_mut());
+        self.rmpp.emit(&mut sa.rmpp_mut());
         sa.set_sm_key(self.sm_key);
         sa.set_attr_offset(self.attr_offset);
         sa.set_reserved(self.reserved);
@@ -727,91 +712,10 @@ impl<R: SaRecord> ExactSizeIterator for ParsedRecords<'_, R> {}
 
 impl<R: SaRecord> FusedIterator for ParsedRecords<'_, R> {}
 
-/// Shared checks for the record and attribute tests.
-#[cfg(test)]
-pub(crate) mod test_support {
-    use crate::test_util::XorShift;
-    use crate::Result;
-
-    /// One field of an offset check: its name, a setter that sets it to all
-    /// ones, the first byte it occupies, and the masks of its bytes.
-    pub(crate) type Case<'a, R> = (&'a str, fn(&mut R), usize, &'a [u8]);
-
-    /// For each case: emitting a default value with only that field set to
-    /// all ones lights exactly the case's bits, and parse reads them back.
-    /// Then checks that no two fields overlap and that together they cover
-    /// every bit of the `len`-byte structure.
-    pub(crate) fn check_offsets<R: Default>(
-        len: usize,
-        parse: fn(&[u8]) -> Result<R>,
-        emit: fn(&R, &mut [u8]),
-        cases: &[Case<'_, R>],
-    ) {
-        let mut covered = vec![0u8; len];
-        for (name, set, start, masks) in cases {
-            let mut value = R::default();
-            set(&mut value);
-            let mut out = vec![0u8; len];
-            emit(&value, &mut out);
-            let mut expected = vec![0u8; len];
-            expected[*start..*start + masks.len()].copy_from_slice(masks);
-            assert_eq!(out, expected, "field {name}");
-            for (c, e) in covered.iter_mut().zip(&expected) {
-                assert_eq!(*c & e, 0, "field {name} overlaps another field");
-                *c |= e;
-            }
-            let back = parse(&expected).unwrap();
-            let mut again = vec![0u8; len];
-            emit(&back, &mut again);
-            assert_eq!(again, expected, "field {name} parse");
-        }
-        assert_eq!(covered, vec![0xff; len], "fields must cover every bit");
-    }
-
-    /// Random `len`-byte inputs survive parse then emit byte for byte;
-    /// every shorter buffer is `Truncated`; bytes past `len` are left
-    /// alone by `emit`.
-    pub(crate) fn check_round_trip<R: PartialEq + core::fmt::Debug>(
-        len: usize,
-        parse: fn(&[u8]) -> Result<R>,
-        emit: fn(&R, &mut [u8]),
-        seed: u64,
-    ) {
-        let mut rng = XorShift(seed);
-        for _ in 0..500 {
-            let mut input = vec![0u8; len + 8];
-            rng.fill(&mut input);
-            let value = parse(&input).unwrap();
-            let mut out = vec![0xa5u8; len + 8];
-            emit(&value, &mut out);
-            assert_eq!(out[..len], input[..len]);
-            assert!(out[len..].iter().all(|&b| b == 0xa5));
-            assert_eq!(parse(&out).unwrap(), value);
-        }
-        let input = vec![0u8; len];
-        for short in 0..len {
-            assert_eq!(
-                parse(&input[..short]).err(),
-                Some(crate::Error::Truncated {
-                    needed: len,
-                    got: short
-                }),
-                "length {short}"
-            );
-        }
-    }
-
-    /// Checks a `comp` module: `bits[n]` must be `1 << n`, in IBA order.
-    pub(crate) fn check_comp_mask(bits: &[(&str, u64)]) {
-        for (n, (name, bit)) in bits.iter().enumerate() {
-            assert_eq!(*bit, 1u64 << n, "component {n} ({name})");
-        }
-    }
-}
-
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::rmpp::{RmppFlags, RmppStatus, RmppType};
     use crate::test_util::XorShift;
     use crate::Error;
 
@@ -843,7 +747,15 @@ mod test {
         assert_eq!(sa.tid(), 0x1234_5678);
         assert_eq!(sa.attr_id(), attr_id::NODE_RECORD);
         assert_eq!(sa.attr_mod(), 0);
-        assert_eq!(sa.rmpp_header(), [1, 1, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0xf4]);
+        let rmpp = RmppHeader::parse(&sa.rmpp()).unwrap();
+        assert_eq!(
+            rmpp,
+            RmppHeader {
+                flags: RmppFlags(7),
+                ..RmppHeader::data(1, true, true, 244)
+            }
+        );
+        assert_eq!(rmpp.resp_time, 0);
         assert_eq!(sa.sm_key(), 0);
         assert_eq!(sa.attr_offset(), 14);
         assert_eq!(sa.reserved(), 0);
@@ -865,8 +777,14 @@ mod test {
         sa.header_mut().set_attr_id(0x11);
         sa.header_mut().set_reserved(0);
         sa.header_mut().set_attr_mod(0);
-        sa.rmpp_header_mut()
-            .copy_from_slice(&[1, 1, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0xf4]);
+        let mut rmpp = sa.rmpp_mut();
+        rmpp.set_version(1);
+        rmpp.set_rmpp_type(RmppType::Data);
+        rmpp.set_resp_time(0);
+        rmpp.set_flags(RmppFlags(7));
+        rmpp.set_status(RmppStatus::Normal);
+        rmpp.set_segment_number(1);
+        rmpp.set_payload_length(244);
         sa.set_sm_key(0);
         sa.set_attr_offset(14);
         sa.set_reserved(0);
@@ -922,10 +840,10 @@ mod test {
         assert_eq!(buf.iter().filter(|&&b| b != 0).count(), 8);
         let mut buf = [0u8; SA_HEADER_LEN];
         SaMad::new_unchecked(&mut buf[..])
-            .rmpp_header_mut()
-            .fill(0xff);
-        assert!(buf[24..36].iter().all(|&b| b == 0xff));
-        assert_eq!(buf.iter().filter(|&&b| b != 0).count(), 12);
+            .rmpp_mut()
+            .set_data2(u32::MAX);
+        assert!(buf[32..36].iter().all(|&b| b == 0xff));
+        assert_eq!(buf.iter().filter(|&&b| b != 0).count(), 4);
         assert_eq!(SA_DATA_OFFSET, 56);
         assert_eq!(SA_DATA_LEN, 200);
         assert_eq!(RMPP_HEADER_LEN, 12);
@@ -935,7 +853,7 @@ mod test {
     fn test_repr_round_trip() {
         let sa = SaMad::new_unchecked(&HEADER_BYTES[..]);
         let repr = SaHeader::parse(&sa).unwrap();
-        assert_eq!(repr.mad.method, Method::GetTableResp);
+        assert_eq!(repr.header.method, Method::GetTableResp);
         assert_eq!(repr.attr_offset, 14);
         assert_eq!(repr.buffer_len(), 56);
         let mut out = [0u8; 56];

@@ -109,7 +109,7 @@ impl_sa_record!(NodeRecord, super::attr_id::NODE_RECORD);
 mod test {
     use super::*;
     use crate::attr::NodeType;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// NodeRecord of ibsim's `Hca1` (LID 2, GUID 0x20000000000001,
     /// one port) as opensm returns it; device/vendor IDs are illustrative.

@@ -244,7 +244,7 @@ impl_sa_record!(PathRecord, super::attr_id::PATH_RECORD);
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// A PathRecord from LID 1 to LID 2 on the default subnet: P_Key
     /// 0xffff, SL 0, MTU exactly 2048, rate exactly 40 Gb/s, packet life

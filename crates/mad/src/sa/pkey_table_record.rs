@@ -5,9 +5,10 @@
 //!  2..4   BlockNum
 //!  4      PortNum
 //!  5..8   reserved
-//!  8..72  P_KeyTable block: 32 P_Keys
+//!  8..72  P_KeyTable block: 32 P_Keys (the layout of [`crate::PKeyTable`])
 //! ```
 
+use crate::attr::PKeyTable;
 use crate::bytes::{self, get_u16, set_u16};
 use crate::Result;
 
@@ -18,7 +19,7 @@ mod field {
     pub(super) const BLOCK_NUM: Field = 2..4;
     pub(super) const PORT_NUM: usize = 4;
     pub(super) const RESERVED: Field = 5..8;
-    pub(super) const P_KEYS: Field = 8..72;
+    pub(super) const PKEY_TABLE: Field = 8..72;
 }
 
 /// P_KeyTableRecord ComponentMask bits, in IBA order (opensm
@@ -43,29 +44,23 @@ pub struct PKeyTableRecord {
     pub port_num: u8,
     /// Reserved (bytes 5–7), kept so `emit` reproduces the input.
     pub reserved: [u8; 3],
-    /// The 32 P_Keys of the block (bit 15: full membership).
-    pub p_keys: [u16; 32],
+    /// The 32 P_Keys of the block (the P_KeyTable attribute).
+    pub pkey_table: PKeyTable,
 }
 
 impl PKeyTableRecord {
     /// Size of P_KeyTableRecord in the IBA table.
-    pub const LEN: usize = field::P_KEYS.end;
+    pub const LEN: usize = field::PKEY_TABLE.end;
 
     /// Parses the first [`PKeyTableRecord::LEN`] bytes of `buf`.
     pub fn parse(buf: &[u8]) -> Result<PKeyTableRecord> {
         let b = bytes::array::<{ Self::LEN }>(buf)?;
-        let mut p_keys = [0u16; 32];
-        for (k, chunk) in p_keys.iter_mut().zip(b[field::P_KEYS].chunks_exact(2)) {
-            *k = get_u16(chunk);
-        }
-        let mut reserved = [0u8; 3];
-        reserved.copy_from_slice(&b[field::RESERVED]);
         Ok(PKeyTableRecord {
             lid: get_u16(&b[field::LID]),
             block_num: get_u16(&b[field::BLOCK_NUM]),
             port_num: b[field::PORT_NUM],
-            reserved,
-            p_keys,
+            reserved: *bytes::array::<3>(&b[field::RESERVED])?,
+            pkey_table: PKeyTable::parse(&b[field::PKEY_TABLE])?,
         })
     }
 
@@ -85,18 +80,19 @@ impl PKeyTableRecord {
         set_u16(&mut b[field::BLOCK_NUM], self.block_num);
         b[field::PORT_NUM] = self.port_num;
         b[field::RESERVED].copy_from_slice(&self.reserved);
-        for (k, chunk) in self.p_keys.iter().zip(b[field::P_KEYS].chunks_exact_mut(2)) {
-            set_u16(chunk, *k);
-        }
+        self.pkey_table.emit(&mut b[field::PKEY_TABLE]);
     }
 }
+
+// The embedded attribute fills its field exactly.
+const _: () = assert!(PKeyTable::LEN == field::PKEY_TABLE.end - field::PKEY_TABLE.start);
 
 impl_sa_record!(PKeyTableRecord, super::attr_id::PKEY_TABLE_RECORD);
 
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// Block 0 of LID 2's table: the default full-member P_Key and a
     /// limited-member 0x0001.
@@ -111,20 +107,24 @@ mod test {
     };
 
     fn expected() -> PKeyTableRecord {
-        let mut p_keys = [0u16; 32];
-        p_keys[0] = 0xffff;
-        p_keys[1] = 0x0001;
-        PKeyTableRecord {
+        let mut r = PKeyTableRecord {
             lid: 2,
             port_num: 1,
-            p_keys,
             ..PKeyTableRecord::default()
-        }
+        };
+        r.pkey_table.pkeys[0] = 0xffff;
+        r.pkey_table.pkeys[1] = 0x0001;
+        r
     }
 
     #[test]
     fn test_deconstruct() {
-        assert_eq!(PKeyTableRecord::parse(&RECORD_BYTES), Ok(expected()));
+        let r = PKeyTableRecord::parse(&RECORD_BYTES).unwrap();
+        assert_eq!(r, expected());
+        assert_eq!(
+            r.pkey_table.valid().collect::<Vec<_>>(),
+            [(0, 0xffff), (1, 0x0001)]
+        );
     }
 
     #[test]
@@ -152,7 +152,12 @@ mod test {
             ("BlockNum", |r| r.block_num = u16::MAX, 2, &[0xff; 2]),
             ("PortNum", |r| r.port_num = 0xff, 4, &[0xff]),
             ("reserved", |r| r.reserved = [0xff; 3], 5, &[0xff; 3]),
-            ("P_Keys", |r| r.p_keys = [0xffff; 32], 8, &[0xff; 64]),
+            (
+                "P_KeyTable",
+                |r| r.pkey_table.pkeys = [0xffff; 32],
+                8,
+                &[0xff; 64],
+            ),
         ];
         check_offsets(
             PKeyTableRecord::LEN,
@@ -161,7 +166,7 @@ mod test {
             cases,
         );
         let mut r = PKeyTableRecord::default();
-        r.p_keys[31] = 0x8001;
+        r.pkey_table.pkeys[31] = 0x8001;
         let mut out = [0u8; 72];
         r.emit(&mut out);
         assert_eq!(out[70..], [0x80, 0x01]);

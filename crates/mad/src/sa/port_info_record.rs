@@ -199,7 +199,7 @@ impl_sa_record!(PortInfoRecord, super::attr_id::PORT_INFO_RECORD);
 mod test {
     use super::*;
     use crate::attr::{cap, PortState};
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// PortInfoRecord for LID 2 port 1: an active HCA port that is also
     /// the SM (LID 2, SM LID 2, IsSM).

@@ -128,7 +128,7 @@ impl ServiceRecord {
     /// Parses the first [`ServiceRecord::LEN`] bytes of `buf`.
     pub fn parse(buf: &[u8]) -> Result<ServiceRecord> {
         let b = bytes::array::<{ Self::LEN }>(buf)?;
-        let mut r = ServiceRecord {
+        Ok(ServiceRecord {
             service_id: get_u64(&b[field::SERVICE_ID]),
             service_gid: Gid::parse(&b[field::SERVICE_GID])?,
             service_p_key: get_u16(&b[field::SERVICE_P_KEY]),
@@ -137,30 +137,10 @@ impl ServiceRecord {
             service_key: *bytes::array::<16>(&b[field::SERVICE_KEY])?,
             service_name: *bytes::array::<64>(&b[field::SERVICE_NAME])?,
             service_data8: *bytes::array::<16>(&b[field::SERVICE_DATA8])?,
-            ..ServiceRecord::default()
-        };
-        for (v, c) in r
-            .service_data16
-            .iter_mut()
-            .zip(b[field::SERVICE_DATA16].chunks_exact(2))
-        {
-            *v = get_u16(c);
-        }
-        for (v, c) in r
-            .service_data32
-            .iter_mut()
-            .zip(b[field::SERVICE_DATA32].chunks_exact(4))
-        {
-            *v = get_u32(c);
-        }
-        for (v, c) in r
-            .service_data64
-            .iter_mut()
-            .zip(b[field::SERVICE_DATA64].chunks_exact(8))
-        {
-            *v = get_u64(c);
-        }
-        Ok(r)
+            service_data16: bytes::get_array(&b[field::SERVICE_DATA16], get_u16),
+            service_data32: bytes::get_array(&b[field::SERVICE_DATA32], get_u32),
+            service_data64: bytes::get_array(&b[field::SERVICE_DATA64], get_u64),
+        })
     }
 
     /// Bytes [`ServiceRecord::emit`] writes: [`ServiceRecord::LEN`].
@@ -183,27 +163,9 @@ impl ServiceRecord {
         b[field::SERVICE_KEY].copy_from_slice(&self.service_key);
         b[field::SERVICE_NAME].copy_from_slice(&self.service_name);
         b[field::SERVICE_DATA8].copy_from_slice(&self.service_data8);
-        for (v, c) in self
-            .service_data16
-            .iter()
-            .zip(b[field::SERVICE_DATA16].chunks_exact_mut(2))
-        {
-            set_u16(c, *v);
-        }
-        for (v, c) in self
-            .service_data32
-            .iter()
-            .zip(b[field::SERVICE_DATA32].chunks_exact_mut(4))
-        {
-            set_u32(c, *v);
-        }
-        for (v, c) in self
-            .service_data64
-            .iter()
-            .zip(b[field::SERVICE_DATA64].chunks_exact_mut(8))
-        {
-            set_u64(c, *v);
-        }
+        bytes::set_array(&mut b[field::SERVICE_DATA16], &self.service_data16, set_u16);
+        bytes::set_array(&mut b[field::SERVICE_DATA32], &self.service_data32, set_u32);
+        bytes::set_array(&mut b[field::SERVICE_DATA64], &self.service_data64, set_u64);
     }
 
     /// ServiceName up to the first NUL, with invalid UTF-8 replaced by
@@ -230,7 +192,7 @@ impl_sa_record!(ServiceRecord, super::attr_id::SERVICE_RECORD);
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// A service "DAPL" (ServiceID 0x1000117500000001) on LID 2's port,
     /// lease forever, with one value in each ServiceData array.

@@ -4,14 +4,9 @@
 //! ```text
 //!  0..2   LID
 //!  2..4   reserved
-//!  4..25  SMInfo (21 bytes): GUID(8) SM_Key(8) ActCount(4)
-//!         Priority(7:4) SMState(3:0)
+//!  4..25  SMInfo (21 bytes, the layout of [`crate::SmInfo`]): GUID(8)
+//!         SM_Key(8) ActCount(4) Priority(7:4) SMState(3:0)
 //! ```
-//!
-//! The SMInfo is kept as its raw 21 bytes, so the record round-trips
-//! whatever a newer spec puts there; [`SmInfoRecord::guid`] and friends
-//! read single fields, [`SmInfoRecord::parse_sm_info`] decodes all of it
-//! with [`crate::SmInfo`] (the same layout as in the SMP data area).
 
 use crate::attr::SmInfo;
 use crate::bytes::{self, get_u16, set_u16};
@@ -23,17 +18,6 @@ mod field {
     pub(super) const LID: Field = 0..2;
     pub(super) const RESERVED: Field = 2..4;
     pub(super) const SM_INFO: Field = 4..25;
-}
-
-/// Offsets within the 21-byte SMInfo.
-mod sm_info {
-    use crate::bytes::Field;
-
-    pub(super) const GUID: Field = 0..8;
-    pub(super) const SM_KEY: Field = 8..16;
-    pub(super) const ACT_COUNT: Field = 16..20;
-    /// Priority(7:4), SMState(3:0).
-    pub(super) const PRIORITY_STATE: usize = 20;
 }
 
 /// SMInfoRecord ComponentMask bits, in IBA order (opensm
@@ -62,9 +46,8 @@ pub struct SmInfoRecord {
     pub lid: u16,
     /// Reserved (bytes 2–3), kept so `emit` reproduces the input.
     pub reserved: u16,
-    /// The SMInfo attribute, raw (21 bytes; the same layout as in the SMP
-    /// data area).
-    pub sm_info: [u8; 21],
+    /// The SM's SMInfo (the same layout as in the SMP data area).
+    pub sm_info: SmInfo,
 }
 
 impl SmInfoRecord {
@@ -77,7 +60,7 @@ impl SmInfoRecord {
         Ok(SmInfoRecord {
             lid: get_u16(&b[field::LID]),
             reserved: get_u16(&b[field::RESERVED]),
-            sm_info: *bytes::array::<21>(&b[field::SM_INFO])?,
+            sm_info: SmInfo::parse(&b[field::SM_INFO])?,
         })
     }
 
@@ -95,47 +78,20 @@ impl SmInfoRecord {
         let b = bytes::array_mut::<{ Self::LEN }>(buf);
         set_u16(&mut b[field::LID], self.lid);
         set_u16(&mut b[field::RESERVED], self.reserved);
-        b[field::SM_INFO].copy_from_slice(&self.sm_info);
-    }
-
-    /// SMInfo.GUID: the port GUID of the SM.
-    pub fn guid(&self) -> u64 {
-        bytes::get_u64(&self.sm_info[sm_info::GUID])
-    }
-
-    /// SMInfo.SM_Key (zero unless the requester proved it knows it).
-    pub fn sm_key(&self) -> u64 {
-        bytes::get_u64(&self.sm_info[sm_info::SM_KEY])
-    }
-
-    /// SMInfo.ActCount.
-    pub fn act_count(&self) -> u32 {
-        bytes::get_u32(&self.sm_info[sm_info::ACT_COUNT])
-    }
-
-    /// SMInfo.Priority (4 bits).
-    pub fn priority(&self) -> u8 {
-        bytes::bits(self.sm_info[sm_info::PRIORITY_STATE], 4, 4)
-    }
-
-    /// SMInfo.SMState (4 bits): 0 not active, 1 discovering, 2 standby,
-    /// 3 master.
-    pub fn sm_state(&self) -> u8 {
-        bytes::bits(self.sm_info[sm_info::PRIORITY_STATE], 0, 4)
-    }
-
-    /// The SMInfo, decoded.
-    pub fn parse_sm_info(&self) -> Result<SmInfo> {
-        SmInfo::parse(&self.sm_info)
+        self.sm_info.emit(&mut b[field::SM_INFO]);
     }
 }
+
+// The embedded attribute fills its field exactly.
+const _: () = assert!(SmInfo::LEN == field::SM_INFO.end - field::SM_INFO.start);
 
 impl_sa_record!(SmInfoRecord, super::attr_id::SM_INFO_RECORD);
 
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::attr::SmState;
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
     /// The master SM on LID 1: GUID 0x0002c90300000001, ActCount 0x1234,
     /// priority 15, state master.
@@ -152,17 +108,13 @@ mod test {
         let r = SmInfoRecord::parse(&RECORD_BYTES).unwrap();
         assert_eq!(r.lid, 1);
         assert_eq!(r.reserved, 0);
-        assert_eq!(r.guid(), 0x0002_c903_0000_0001);
-        assert_eq!(r.sm_key(), 0);
-        assert_eq!(r.act_count(), 0x1234);
-        assert_eq!(r.priority(), 15);
-        assert_eq!(r.sm_state(), 3);
-        let si = r.parse_sm_info().unwrap();
-        assert_eq!(SmInfo::LEN, 21);
-        assert_eq!(si.guid, r.guid());
+        let si = r.sm_info;
+        assert_eq!(si.guid, 0x0002_c903_0000_0001);
+        assert_eq!(si.sm_key, 0);
         assert_eq!(si.act_count, 0x1234);
         assert_eq!(si.priority, 15);
-        assert_eq!(u8::from(si.sm_state), 3);
+        assert_eq!(si.sm_state, SmState::Master);
+        assert_eq!(si, SmInfo::parse(&RECORD_BYTES[4..]).unwrap());
     }
 
     #[test]
@@ -170,7 +122,13 @@ mod test {
         let r = SmInfoRecord {
             lid: 1,
             reserved: 0,
-            sm_info: *bytes::array::<21>(&RECORD_BYTES[4..]).unwrap(),
+            sm_info: SmInfo {
+                guid: 0x0002_c903_0000_0001,
+                sm_key: 0,
+                act_count: 0x1234,
+                priority: 15,
+                sm_state: SmState::Master,
+            },
         };
         let mut out = [0xa5u8; 32];
         r.emit(&mut out);
@@ -191,10 +149,11 @@ mod test {
 
     #[test]
     fn test_field_offsets() {
+        #[rustfmt::skip]
         let cases: &[Case<'_, SmInfoRecord>] = &[
             ("LID", |r| r.lid = u16::MAX, 0, &[0xff; 2]),
             ("reserved", |r| r.reserved = u16::MAX, 2, &[0xff; 2]),
-            ("SMInfo", |r| r.sm_info = [0xff; 21], 4, &[0xff; 21]),
+            ("SMInfo", |r| r.sm_info = SmInfo::parse(&[0xff; 21]).unwrap(), 4, &[0xff; 21]),
         ];
         check_offsets(
             SmInfoRecord::LEN,
@@ -202,6 +161,13 @@ mod test {
             SmInfoRecord::emit,
             cases,
         );
+        // SMInfo sits at byte 4: the state lights the low nibble of byte 24.
+        let mut r = SmInfoRecord::default();
+        r.sm_info.sm_state = SmState::Unknown(0xff);
+        let mut out = [0u8; 25];
+        r.emit(&mut out);
+        assert_eq!(out[24], 0x0f);
+        assert_eq!(out.iter().filter(|&&b| b != 0).count(), 1);
     }
 
     #[test]

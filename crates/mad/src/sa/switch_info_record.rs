@@ -3,13 +3,8 @@
 //! ```text
 //!  0..2   LID
 //!  2..4   reserved
-//!  4..24  SwitchInfo (20 bytes)
+//!  4..24  SwitchInfo (20 bytes, the layout of [`crate::SwitchInfo`])
 //! ```
-//!
-//! The SwitchInfo is kept as its raw 20 bytes, so the record round-trips
-//! whatever a newer spec puts there; [`SwitchInfoRecord::parse_switch_info`]
-//! decodes it with [`crate::SwitchInfo`] (the same layout as in the SMP
-//! data area).
 
 use crate::attr::SwitchInfo;
 use crate::bytes::{self, get_u16, set_u16};
@@ -40,9 +35,8 @@ pub struct SwitchInfoRecord {
     pub lid: u16,
     /// Reserved (bytes 2–3), kept so `emit` reproduces the input.
     pub reserved: u16,
-    /// The switch's SwitchInfo attribute, raw (20 bytes; the same layout
-    /// as in the SMP data area).
-    pub switch_info: [u8; 20],
+    /// The switch's SwitchInfo (the same layout as in the SMP data area).
+    pub switch_info: SwitchInfo,
 }
 
 impl SwitchInfoRecord {
@@ -55,7 +49,7 @@ impl SwitchInfoRecord {
         Ok(SwitchInfoRecord {
             lid: get_u16(&b[field::LID]),
             reserved: get_u16(&b[field::RESERVED]),
-            switch_info: *bytes::array::<20>(&b[field::SWITCH_INFO])?,
+            switch_info: SwitchInfo::parse(&b[field::SWITCH_INFO])?,
         })
     }
 
@@ -73,29 +67,22 @@ impl SwitchInfoRecord {
         let b = bytes::array_mut::<{ Self::LEN }>(buf);
         set_u16(&mut b[field::LID], self.lid);
         set_u16(&mut b[field::RESERVED], self.reserved);
-        b[field::SWITCH_INFO].copy_from_slice(&self.switch_info);
-    }
-
-    /// SwitchInfo.LinearFDBTop (SwitchInfo bytes 6–7): the highest LID in
-    /// the linear forwarding table.
-    pub fn linear_fdb_top(&self) -> u16 {
-        bytes::get_u16(&self.switch_info[6..8])
-    }
-
-    /// The SwitchInfo, decoded.
-    pub fn parse_switch_info(&self) -> Result<SwitchInfo> {
-        SwitchInfo::parse(&self.switch_info)
+        self.switch_info.emit(&mut b[field::SWITCH_INFO]);
     }
 }
+
+// The embedded attribute fills its field exactly.
+const _: () = assert!(SwitchInfo::LEN == field::SWITCH_INFO.end - field::SWITCH_INFO.start);
 
 impl_sa_record!(SwitchInfoRecord, super::attr_id::SWITCH_INFO_RECORD);
 
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sa::test_support::{check_comp_mask, check_offsets, check_round_trip, Case};
+    use crate::test_util::{check_comp_mask, check_offsets, check_round_trip, Case};
 
-    /// SwitchInfoRecord of LID 3: LinearFDBCap 0xc000, LinearFDBTop 0x1f.
+    /// SwitchInfoRecord of LID 3: LinearFDBCap 0xc000, MulticastFDBCap
+    /// 0x200, LinearFDBTop 0x1f, no default multicast ports, lifetime 2.
     static RECORD_BYTES: [u8; 24] = [
         0x00, 0x03, 0x00, 0x00, // LID 3, reserved
         0xc0, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x1f, // caps, top
@@ -108,13 +95,19 @@ mod test {
         let r = SwitchInfoRecord::parse(&RECORD_BYTES).unwrap();
         assert_eq!(r.lid, 3);
         assert_eq!(r.reserved, 0);
-        assert_eq!(r.switch_info[..], RECORD_BYTES[4..]);
-        assert_eq!(r.linear_fdb_top(), 0x1f);
-        let si = r.parse_switch_info().unwrap();
-        assert_eq!(SwitchInfo::LEN, 20);
+        let si = r.switch_info;
         assert_eq!(si.linear_fdb_cap, 0xc000);
+        assert_eq!(si.random_fdb_cap, 0);
         assert_eq!(si.multicast_fdb_cap, 0x0200);
         assert_eq!(si.linear_fdb_top, 0x1f);
+        assert_eq!(si.linear_fdb_blocks(), 1);
+        assert_eq!(si.partition_enforcement_cap, 0x20);
+        assert_eq!(si.lids_per_port, 1);
+        assert_eq!(si.default_port, 0);
+        assert_eq!(si.default_multicast_primary_port, 0xff);
+        assert_eq!(si.default_multicast_not_primary_port, 0xff);
+        assert_eq!(si.life_time_value, 2);
+        assert_eq!(si, SwitchInfo::parse(&RECORD_BYTES[4..]).unwrap());
     }
 
     #[test]
@@ -122,7 +115,7 @@ mod test {
         let r = SwitchInfoRecord {
             lid: 3,
             reserved: 0,
-            switch_info: *bytes::array::<20>(&RECORD_BYTES[4..]).unwrap(),
+            switch_info: SwitchInfo::parse(&RECORD_BYTES[4..]).unwrap(),
         };
         let mut out = [0xa5u8; 24];
         r.emit(&mut out);
@@ -142,10 +135,11 @@ mod test {
 
     #[test]
     fn test_field_offsets() {
+        #[rustfmt::skip]
         let cases: &[Case<'_, SwitchInfoRecord>] = &[
             ("LID", |r| r.lid = u16::MAX, 0, &[0xff; 2]),
             ("reserved", |r| r.reserved = u16::MAX, 2, &[0xff; 2]),
-            ("SwitchInfo", |r| r.switch_info = [0xff; 20], 4, &[0xff; 20]),
+            ("SwitchInfo", |r| r.switch_info = SwitchInfo::parse(&[0xff; 20]).unwrap(), 4, &[0xff; 20]),
         ];
         check_offsets(
             SwitchInfoRecord::LEN,
@@ -153,6 +147,13 @@ mod test {
             SwitchInfoRecord::emit,
             cases,
         );
+        // SwitchInfo sits at byte 4: LinearFDBTop alone lights bytes 10..12.
+        let mut r = SwitchInfoRecord::default();
+        r.switch_info.linear_fdb_top = u16::MAX;
+        let mut out = [0u8; 24];
+        r.emit(&mut out);
+        assert_eq!(out[10..12], [0xff, 0xff]);
+        assert_eq!(out.iter().filter(|&&b| b != 0).count(), 2);
     }
 
     #[test]

@@ -1,0 +1,4 @@
+//! `mad::PortDataSl`: parse never panics; emit(parse(x)) reproduces x.
+#![no_main]
+
+mad_fuzz::repr_target!(mad::PortDataSl);

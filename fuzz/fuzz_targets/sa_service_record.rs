@@ -1,0 +1,6 @@
+//! `mad::sa::ServiceRecord`: parse never panics; emit(parse(x)) reproduces x.
+#![no_main]
+
+mad_fuzz::repr_target!(mad::sa::ServiceRecord, |r, _data| {
+    let _ = r.name();
+});
