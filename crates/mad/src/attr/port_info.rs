@@ -318,9 +318,9 @@ impl fmt::Display for LinkWidth {
 }
 
 /// An active link speed, combined from LinkSpeedActive,
-/// LinkSpeedExtActive and LinkSpeedExtActive2.
-///
-/// FDR10 (a Mellanox ExtendedPortInfo speed) is not represented.
+/// LinkSpeedExtActive and LinkSpeedExtActive2 — and, for FDR10, the Mellanox
+/// ExtendedPortInfo ([`crate::attr::MlnxExtPortInfo`]; see
+/// [`LinkSpeed::from_codes_mlnx`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LinkSpeed {
     /// SDR: 2.5 Gb/s per lane.
@@ -329,6 +329,9 @@ pub enum LinkSpeed {
     Ddr,
     /// QDR: 10 Gb/s per lane.
     Qdr,
+    /// FDR10: 10.3125 Gb/s signalling per lane, 64b/66b (Mellanox ExtendedPortInfo; the port's
+    /// PortInfo says QDR).
+    Fdr10,
     /// FDR: 14.0625 Gb/s signalling per lane (LinkSpeedExtActive 1).
     Fdr,
     /// EDR: 25.78125 Gb/s signalling per lane (LinkSpeedExtActive 2).
@@ -370,13 +373,28 @@ impl LinkSpeed {
         }
     }
 
+    /// Like [`LinkSpeed::from_codes`], with the Mellanox ExtendedPortInfo LinkSpeedActive
+    /// (`mlnx_active`) as infiniband-diags reads it: an extended speed wins, then FDR10 (bit 0
+    /// of `mlnx_active`), then LinkSpeedActive.
+    pub fn from_codes_mlnx(
+        speed_active: u8,
+        ext_active: u8,
+        ext2_active: u8,
+        mlnx_active: u8,
+    ) -> Option<LinkSpeed> {
+        if ext_active == 0 && ext2_active == 0 && mlnx_active & crate::attr::MLNX_SPEED_FDR10 != 0 {
+            return Some(LinkSpeed::Fdr10);
+        }
+        LinkSpeed::from_codes(speed_active, ext_active, ext2_active)
+    }
+
     /// Nominal data rate of one lane in Gb/s, as the kernel's sysfs `rate`
     /// and `ibstat` count it: 2.5, 5, 10, 14, 25, 50, 100, 200.
     pub fn lane_gbps(self) -> f64 {
         match self {
             LinkSpeed::Sdr => 2.5,
             LinkSpeed::Ddr => 5.0,
-            LinkSpeed::Qdr => 10.0,
+            LinkSpeed::Qdr | LinkSpeed::Fdr10 => 10.0,
             LinkSpeed::Fdr => 14.0,
             LinkSpeed::Edr => 25.0,
             LinkSpeed::Hdr => 50.0,
@@ -392,6 +410,7 @@ impl LinkSpeed {
             LinkSpeed::Sdr => 2.5,
             LinkSpeed::Ddr => 5.0,
             LinkSpeed::Qdr => 10.0,
+            LinkSpeed::Fdr10 => 10.3125,
             LinkSpeed::Fdr => 14.0625,
             LinkSpeed::Edr => 25.78125,
             LinkSpeed::Hdr => 53.125,
@@ -402,12 +421,13 @@ impl LinkSpeed {
 }
 
 impl fmt::Display for LinkSpeed {
-    /// `SDR`, `DDR`, `QDR`, `FDR`, `EDR`, `HDR`, `NDR` or `XDR`.
+    /// `SDR`, `DDR`, `QDR`, `FDR10`, `FDR`, `EDR`, `HDR`, `NDR` or `XDR`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             LinkSpeed::Sdr => "SDR",
             LinkSpeed::Ddr => "DDR",
             LinkSpeed::Qdr => "QDR",
+            LinkSpeed::Fdr10 => "FDR10",
             LinkSpeed::Fdr => "FDR",
             LinkSpeed::Edr => "EDR",
             LinkSpeed::Hdr => "HDR",
@@ -995,6 +1015,15 @@ mod test {
         assert_eq!(LinkSpeed::from_codes(2, 0, 0), Some(Ddr));
         assert_eq!(LinkSpeed::from_codes(4, 0, 0), Some(Qdr));
         assert_eq!(LinkSpeed::from_codes(0, 1, 0), Some(Fdr));
+        assert_eq!(LinkSpeed::from_codes_mlnx(4, 0, 0, 1), Some(Fdr10));
+        assert_eq!(LinkSpeed::from_codes_mlnx(4, 0, 0, 0), Some(Qdr));
+        assert_eq!(
+            LinkSpeed::from_codes_mlnx(4, 1, 0, 1),
+            Some(Fdr),
+            "an extended speed wins"
+        );
+        assert_eq!(Fdr10.to_string(), "FDR10");
+        assert_eq!(rate_gbps(LinkWidth::X4, Fdr10), Some(40.0));
         assert_eq!(LinkSpeed::from_codes(4, 2, 0), Some(Edr));
         assert_eq!(LinkSpeed::from_codes(0, 4, 0), Some(Hdr));
         assert_eq!(LinkSpeed::from_codes(0, 8, 0), Some(Ndr));
