@@ -19,9 +19,3 @@ pub use crate::sys::{
 pub fn open_device(path: &Path) -> io::Result<RawFd> {
     crate::sys::open_rw_nonblock(path).map(crate::sys::Fd::into_raw)
 }
-
-/// The header size ibsim's umad2sim shim uses when it is preloaded (the `umad_size()` of the
-/// libibumad loaded in the process), else `None`.
-pub fn umad2sim_header_size() -> Option<usize> {
-    crate::sys::umad2sim_header_size()
-}
