@@ -56,6 +56,18 @@ fn start_sim() -> Ibsim {
     sim
 }
 
+/// The common start of every `sim_*` test: gated on ibsim (counted for CI under
+/// `compat::c_differential::<test>`) and on the drop-in being built, it starts a private ibsim
+/// on the example fabric, brings it up, and runs `sections` on both libraries. `None`: skipped.
+fn sim_case(test: &str, sections: &[&str]) -> Option<Differential> {
+    if !require_ibsim(&format!("compat::c_differential::{test}")) {
+        return None;
+    }
+    let dir = require_drop_in(test)?;
+    let sim = start_sim();
+    Some(sim_run(&sim, &dir, sections))
+}
+
 /// Runs `sections` of the program under umad2sim on `sim`, on both libraries (each run gets
 /// its own scratch cwd).
 fn sim_run(sim: &Ibsim, drop_in: &Path, sections: &[&str]) -> Differential {
@@ -500,16 +512,8 @@ fn nodev_head() {
 /// "mthca0" fallback), issm paths, device list and sort.
 #[test]
 fn sim_enumeration() {
-    if !require_ibsim("compat::c_differential::sim_enumeration") {
-        return;
-    }
-    let Some(dir) = require_drop_in("sim_enumeration") else {
-        return;
-    };
-    let sim = start_sim();
-    let d = sim_run(
-        &sim,
-        &dir,
+    let Some(d) = sim_case(
+        "sim_enumeration",
         &[
             "init",
             "cas",
@@ -520,7 +524,9 @@ fn sim_enumeration() {
             "devlist",
             "sort",
         ],
-    );
+    ) else {
+        return;
+    };
     assert_same(
         "sim_enumeration",
         &d,
@@ -554,14 +560,9 @@ fn sim_enumeration() {
 /// index stored only with the new layout), dumps.
 #[test]
 fn sim_open_and_header() {
-    if !require_ibsim("compat::c_differential::sim_open_and_header") {
-        return;
-    }
-    let Some(dir) = require_drop_in("sim_open_and_header") else {
+    let Some(d) = sim_case("sim_open_and_header", &["addr", "open", "addr", "dump"]) else {
         return;
     };
-    let sim = start_sim();
-    let d = sim_run(&sim, &dir, &["addr", "open", "addr", "dump"]);
     assert_same(
         "sim_open_and_header",
         &d,
@@ -584,14 +585,9 @@ fn sim_open_and_header() {
 /// layout: the stale `*length` is computed with 64).
 #[test]
 fn sim_error_paths() {
-    if !require_ibsim("compat::c_differential::sim_error_paths") {
-        return;
-    }
-    let Some(dir) = require_drop_in("sim_error_paths") else {
+    let Some(d) = sim_case("sim_error_paths", &["open", "sendrecv", "register"]) else {
         return;
     };
-    let sim = start_sim();
-    let d = sim_run(&sim, &dir, &["open", "sendrecv", "register"]);
     assert_same(
         "sim_error_paths",
         &d,
@@ -610,14 +606,9 @@ fn sim_error_paths() {
 /// buffer; debug level 2 traces of a round trip; unregister.
 #[test]
 fn sim_send_recv() {
-    if !require_ibsim("compat::c_differential::sim_send_recv") {
-        return;
-    }
-    let Some(dir) = require_drop_in("sim_send_recv") else {
+    let Some(d) = sim_case("sim_send_recv", &["simio"]) else {
         return;
     };
-    let sim = start_sim();
-    let d = sim_run(&sim, &dir, &["simio"]);
     assert_same(
         "sim_send_recv",
         &d,
@@ -644,14 +635,9 @@ fn sim_send_recv() {
 /// ids, re-registration reusing the freed id.
 #[test]
 fn sim_registration() {
-    if !require_ibsim("compat::c_differential::sim_registration") {
-        return;
-    }
-    let Some(dir) = require_drop_in("sim_registration") else {
+    let Some(d) = sim_case("sim_registration", &["simreg"]) else {
         return;
     };
-    let sim = start_sim();
-    let d = sim_run(&sim, &dir, &["simreg"]);
     assert_same(
         "sim_registration",
         &d,
@@ -675,14 +661,9 @@ fn sim_registration() {
 /// reopen.
 #[test]
 fn sim_many_fds() {
-    if !require_ibsim("compat::c_differential::sim_many_fds") {
-        return;
-    }
-    let Some(dir) = require_drop_in("sim_many_fds") else {
+    let Some(d) = sim_case("sim_many_fds", &["simmany"]) else {
         return;
     };
-    let sim = start_sim();
-    let d = sim_run(&sim, &dir, &["simmany"]);
     assert_same(
         "sim_many_fds",
         &d,
@@ -699,14 +680,9 @@ fn sim_many_fds() {
 /// resolution, opens, closes.
 #[test]
 fn sim_debug_traces() {
-    if !require_ibsim("compat::c_differential::sim_debug_traces") {
-        return;
-    }
-    let Some(dir) = require_drop_in("sim_debug_traces") else {
+    let Some(d) = sim_case("sim_debug_traces", &["debug"]) else {
         return;
     };
-    let sim = start_sim();
-    let d = sim_run(&sim, &dir, &["debug"]);
     assert_same(
         "sim_debug_traces",
         &d,
@@ -721,14 +697,9 @@ fn sim_debug_traces() {
 /// -ENODEV.
 #[test]
 fn sim_head() {
-    if !require_ibsim("compat::c_differential::sim_head") {
-        return;
-    }
-    let Some(dir) = require_drop_in("sim_head") else {
+    let Some(d) = sim_case("sim_head", &["open", "head"]) else {
         return;
     };
-    let sim = start_sim();
-    let d = sim_run(&sim, &dir, &["open", "head"]);
     let mut report = check(&d, &[], true, &["head"]);
     let found = ("0 errno=*", Some(("ibsim0", 1, "ibsim0", 1)));
     let enodev = ("-19 errno=19(ENODEV)", ZERO_PAIR);
