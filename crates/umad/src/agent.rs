@@ -128,6 +128,39 @@ impl AgentSpec {
         (0x30..=0x4f).contains(&self.class)
     }
 
+    /// Whether the transport does RMPP for this agent (an RMPP version on an RMPP class,
+    /// without [`USER_RMPP`]): it then sends and receives whole messages of any length.
+    pub fn kernel_rmpp(&self) -> bool {
+        self.rmpp_version != 0 && mad::is_rmpp_class(self.class) && self.flags & USER_RMPP == 0
+    }
+
+    /// Checks a MAD this agent is about to send, the same way on every transport: at least
+    /// the 24-byte common header, and at most 256 bytes unless the agent has transport RMPP
+    /// ([`kernel_rmpp`](AgentSpec::kernel_rmpp)) and the MAD's RMPP header is ACTIVE — the
+    /// rule of the kernel's `ib_umad` write.
+    pub fn check_send(&self, mad: &[u8]) -> Result<()> {
+        if mad.len() < mad::HEADER_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "a MAD has at least the {}-byte common header; this one has {} bytes",
+                mad::HEADER_LEN,
+                mad.len()
+            )));
+        }
+        if mad.len() > mad::MAD_SIZE && !(self.kernel_rmpp() && rmpp_active(mad)) {
+            let why = if !self.kernel_rmpp() {
+                "register the agent with rmpp_version(1) on an RMPP class (SA, vendor 0x30-0x4f, ...) to send longer messages"
+            } else {
+                "set the ACTIVE flag in its RMPP header (byte 26) so it is sent as an RMPP transfer"
+            };
+            return Err(Error::InvalidArgument(format!(
+                "this MAD has {} bytes, more than the {} of one MAD: {why}",
+                mad.len(),
+                mad::MAD_SIZE
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks what the kernel would refuse with a bare `EINVAL`, and says why.
     pub fn validate(&self) -> Result<()> {
         if self.oui > 0x00ff_ffff {
@@ -184,6 +217,12 @@ impl AgentSpec {
             rmpp_version: self.rmpp_version,
         }
     }
+}
+
+/// Whether a MAD carries an RMPP header with the ACTIVE flag (only meaningful for RMPP
+/// classes).
+pub(crate) fn rmpp_active(mad: &[u8]) -> bool {
+    mad::Rmpp::new_checked(mad).is_ok_and(|r| r.flags().is_active())
 }
 
 #[cfg(test)]

@@ -168,6 +168,19 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// The next message is longer than the room the caller offered; it stays queued, so
+    /// receive again with at least `needed` bytes (the kernel's `ENOSPC` contract).
+    #[error("{ca} port {port}: the next MAD has {needed} bytes, more than the {capacity} offered: receive again with a buffer of at least {needed} bytes")]
+    TooLong {
+        /// The CA name.
+        ca: String,
+        /// The port number.
+        port: u32,
+        /// The MAD's length.
+        needed: usize,
+        /// The room that was offered.
+        capacity: usize,
+    },
     /// Talking to an ibsim simulator failed.
     #[error("ibsim {socket:?}: {reason}")]
     Ibsim {
@@ -206,6 +219,7 @@ impl Error {
             Error::AbiTooOld { .. } | Error::AbiUnavailable { .. } => libc::EOPNOTSUPP,
             Error::NoUmadDevice { .. } | Error::BadAgent { .. } => libc::EINVAL,
             Error::TooManyAgents { .. } => libc::ENOMEM,
+            Error::TooLong { .. } => libc::ENOSPC,
             _ => libc::EIO,
         }
     }

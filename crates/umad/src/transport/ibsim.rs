@@ -642,7 +642,7 @@ impl Transport for IbsimTransport {
         self.send_packet(&mut st, &pkt)
     }
 
-    fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>> {
+    fn recv_fit(&self, timeout: Option<Duration>, _capacity: usize) -> Result<Option<Received>> {
         self.wait(deadline(timeout), |st| st.ready.pop_front())
     }
 

@@ -86,27 +86,49 @@ impl KernelTransport {
     }
 
     /// One message off the fd: `Ok(None)` when nothing is queued.
-    fn read_one(&self) -> Result<Option<Received>> {
+    fn read_one(&self, capacity: usize) -> Result<Option<Received>> {
         let fd = self.fd.raw();
-        read_message(self.layout, |buf| sys::read(fd, buf)).map_err(|e| self.recv_err(e))
+        match read_message(self.layout, capacity, |buf| sys::read(fd, buf)) {
+            Ok(Read::Message(r)) => Ok(Some(r)),
+            Ok(Read::Empty) => Ok(None),
+            Ok(Read::TooLong(needed)) => Err(Error::TooLong {
+                ca: self.ca.clone(),
+                port: self.port,
+                needed,
+                capacity,
+            }),
+            Err(e) => Err(self.recv_err(e)),
+        }
     }
 }
 
+/// What one [`read_message`] found.
+#[derive(Debug)]
+enum Read {
+    Message(Received),
+    /// Nothing queued.
+    Empty,
+    /// The next MAD needs this many bytes, more than the capacity; it stays queued.
+    TooLong(usize),
+}
+
 /// Reads one message with `read` (one `read(2)` per call) the way the kernel wants it read:
-/// first into room for a header and one MAD; when the kernel answers `ENOSPC` (an RMPP
-/// message longer than that), it has copied the header, whose `length` field tells the size
-/// needed, and the message stays queued — so grow the buffer and read it again, whole.
-/// `Ok(None)` when nothing is queued (`EAGAIN`, or umad2sim's `-EWOULDBLOCK`).
+/// first into room for a header and `capacity` MAD bytes (at most one MAD when `capacity` is
+/// unbounded); when the kernel answers `ENOSPC` (an RMPP message longer than that), it has
+/// copied the header, whose `length` field tells the size needed, and the message stays
+/// queued — so grow the buffer and read it again, whole, unless that exceeds `capacity`.
+/// `Empty` when nothing is queued (`EAGAIN`, or umad2sim's `-EWOULDBLOCK`).
 fn read_message(
     layout: HeaderLayout,
+    capacity: usize,
     mut read: impl FnMut(&mut [u8]) -> io::Result<usize>,
-) -> io::Result<Option<Received>> {
+) -> io::Result<Read> {
     let h = layout.header_len();
-    let mut buf = vec![0u8; h + FIRST_READ];
+    let mut buf = vec![0u8; h + capacity.min(FIRST_READ)];
     let n = loop {
         match read(&mut buf) {
             Ok(n) => break n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Read::Empty),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
                 let need = u32::from_ne_bytes([
@@ -121,6 +143,9 @@ fn read_message(
                         io::ErrorKind::InvalidData,
                         format!("kernel said ENOSPC but asks for {need} bytes, no more than the {} offered", buf.len()),
                     ));
+                }
+                if need - h > capacity {
+                    return Ok(Read::TooLong(need - h));
                 }
                 buf.resize(need, 0);
             }
@@ -146,7 +171,7 @@ fn read_message(
     let addr = MadAddr::parse(&buf, layout);
     buf.truncate(n);
     buf.drain(..h);
-    Ok(Some(Received {
+    Ok(Read::Message(Received {
         agent,
         status,
         addr,
@@ -259,13 +284,13 @@ impl Transport for KernelTransport {
         }
     }
 
-    fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>> {
+    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
         let until = deadline(timeout);
         loop {
             if timeout != Some(Duration::ZERO) && !self.poll_until(until)? {
                 return Ok(None);
             }
-            if let Some(r) = self.read_one()? {
+            if let Some(r) = self.read_one(capacity)? {
                 return Ok(Some(r));
             }
             // Readable but empty: another reader took it. Try again until the deadline.
@@ -349,7 +374,9 @@ mod tests {
     fn a_long_message_is_reread_whole_after_enospc() {
         for layout in [HeaderLayout::Old, HeaderLayout::WithPkey] {
             let (msg, read) = fake_kernel(layout, 5000);
-            let r = read_message(layout, read).unwrap().expect("a message");
+            let Read::Message(r) = read_message(layout, usize::MAX, read).unwrap() else {
+                panic!("no message")
+            };
             assert_eq!(r.agent, 3);
             assert_eq!(r.addr.lid, 0x1234);
             assert_eq!(r.mad.len(), 5000);
@@ -360,26 +387,41 @@ mod tests {
     #[test]
     fn a_short_message_needs_one_read() {
         let (msg, read) = fake_kernel(HeaderLayout::WithPkey, 256);
-        let r = read_message(HeaderLayout::WithPkey, read).unwrap().unwrap();
+        let Read::Message(r) = read_message(HeaderLayout::WithPkey, usize::MAX, read).unwrap()
+        else {
+            panic!("no message")
+        };
         assert_eq!(&r.mad[..], &msg[64..]);
     }
 
     #[test]
+    fn a_message_longer_than_the_capacity_stays_queued() {
+        let (_, read) = fake_kernel(HeaderLayout::WithPkey, 5000);
+        let r = read_message(HeaderLayout::WithPkey, 1000, read).unwrap();
+        assert!(matches!(r, Read::TooLong(5000)), "{r:?}");
+        let (msg, read) = fake_kernel(HeaderLayout::Old, 300);
+        let Read::Message(r) = read_message(HeaderLayout::Old, 300, read).unwrap() else {
+            panic!("no message")
+        };
+        assert_eq!(&r.mad[..], &msg[56..]);
+    }
+
+    #[test]
     fn empty_queue_and_bad_answers() {
-        let r = read_message(HeaderLayout::Old, |_| {
+        let r = read_message(HeaderLayout::Old, usize::MAX, |_| {
             Err(io::Error::from_raw_os_error(libc::EAGAIN))
         })
         .unwrap();
-        assert!(r.is_none());
-        let e = read_message(HeaderLayout::Old, |_| Ok(10)).unwrap_err();
+        assert!(matches!(r, Read::Empty));
+        let e = read_message(HeaderLayout::Old, usize::MAX, |_| Ok(10)).unwrap_err();
         assert!(e.to_string().contains("short read"), "{e}");
         // ENOSPC without a bigger length in the header is an error, not an endless loop.
-        let e = read_message(HeaderLayout::Old, |_| {
+        let e = read_message(HeaderLayout::Old, usize::MAX, |_| {
             Err(io::Error::from_raw_os_error(libc::ENOSPC))
         })
         .unwrap_err();
         assert!(e.to_string().contains("ENOSPC"), "{e}");
-        let e = read_message(HeaderLayout::Old, |_| {
+        let e = read_message(HeaderLayout::Old, usize::MAX, |_| {
             Err(io::Error::from_raw_os_error(libc::EIO))
         })
         .unwrap_err();

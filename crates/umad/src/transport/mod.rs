@@ -20,6 +20,10 @@ pub mod kernel;
 
 /// `ETIMEDOUT`: the status of a received MAD that reports a send which got no response.
 pub const STATUS_TIMEOUT: u32 = libc::ETIMEDOUT as u32;
+/// `ECONNABORTED`: the status of a received MAD that reports a request whose RMPP transfer the
+/// peer stopped or aborted (only the user-space MAD layer reports this; the kernel reports
+/// nothing for such a send).
+pub const STATUS_ABORTED: u32 = libc::ECONNABORTED as u32;
 
 /// A MAD taken off a port.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +80,13 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// Sends one MAD.
     fn send(&self, out: &Outgoing<'_>) -> Result<()>;
     /// Takes the next MAD, waiting up to `timeout` (`None`: forever). `Ok(None)` when none came.
-    fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>>;
+    fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>> {
+        self.recv_fit(timeout, usize::MAX)
+    }
+    /// Like [`recv`](Transport::recv), but a MAD longer than `capacity` bytes is not taken:
+    /// it stays queued and the call fails with [`Error::TooLong`](crate::Error::TooLong)
+    /// naming its length (the kernel's `ENOSPC` contract that `umad_recv` passes on).
+    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>>;
     /// Waits until a MAD can be received, up to `timeout` (`None`: forever).
     fn poll(&self, timeout: Option<Duration>) -> Result<bool>;
     /// A descriptor that becomes readable when MADs arrive, for event loops.
