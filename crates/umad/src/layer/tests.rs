@@ -45,15 +45,18 @@ fn sa_mad(method: u8, tid: u64, len: usize, rmpp: bool) -> Vec<u8> {
     m
 }
 
+/// Decides the fate of a packet on the wire: (from A, the packet, its index) → copies to
+/// deliver (0 = lost, 2 = duplicated).
+type Fate = Box<dyn FnMut(bool, &Packet, usize) -> usize>;
+
 /// Two engines on a simulated wire: A at LID 1, B at LID 2, with a hook deciding the fate
 /// of each packet and a clock advanced by hand.
 struct Wire {
     a: Engine,
     b: Engine,
     now: Instant,
-    /// Called for every packet (from_a, packet, its index among all packets so far):
-    /// how many copies to deliver (0 = lost, 2 = duplicated).
-    fate: Box<dyn FnMut(bool, &Packet, usize) -> usize>,
+    /// Called for every packet.
+    fate: Fate,
     sent: usize,
     /// Packets held back to be delivered after the next one (reordering).
     held: Vec<(bool, Packet)>,
