@@ -540,6 +540,19 @@ impl Engine {
         let Some(p) = self.pending.get_mut(&k) else {
             return;
         };
+        let answering = self.recvs.iter().any(|r| {
+            r.state == RecvState::Active
+                && r.agent == k.0
+                && r.class == k.1
+                && r.tid & TID_MATCH == k.2
+        });
+        if answering {
+            // Its response is on the way (RMPP, maybe stalled on a lost ACK, which the sender
+            // resends): a resent request would only make the responder start over. The
+            // reassembly's own 40 s limit bounds the wait.
+            p.deadline = now + p.timeout;
+            return;
+        }
         if p.retries_left > 0 {
             p.retries_left -= 1;
             p.deadline = now + p.timeout;
