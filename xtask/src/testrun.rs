@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ibsim_harness::{ibsim_required, RAN_FILE_ENV, REQUIRE_ENV};
+use ibsim_harness::{ibsim_required, Need, RAN_FILE_ENV, REQUIRE_ENV};
 
 use crate::{cargo, workspace_root};
 
@@ -62,6 +62,7 @@ pub fn parse_opts(args: &[String], allow_require_flag: bool) -> Result<TestOpts,
 /// Plain `cargo test` (not `--all-targets`) also runs doctests and builds the examples as
 /// programs, which the umad2sim tests run next to the C tools.
 pub fn test(opts: &TestOpts) -> Result<(), String> {
+    crate::packages::ensure(&[Need::Ibsim, Need::Test], "cargo xtask test")?;
     let required = opts.require_ibsim || ibsim_required();
     let ran_file = ran_file_path();
     std::fs::write(&ran_file, "").map_err(|e| format!("{}: {e}", ran_file.display()))?;

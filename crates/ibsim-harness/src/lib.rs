@@ -25,6 +25,7 @@
 //! scratch cwd), retries a missing ibsim forever (so use [`run_with_timeout`]), and a client
 //! that outlives ibsim can hang (so clients are stopped before ibsim).
 
+mod packages;
 mod process;
 mod tools;
 
@@ -37,6 +38,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub use packages::{
+    apt_install_command, debian_packages, install_hint, missing_packages, Need, Package,
+};
 pub use tools::{find_tool, umad2sim_path, UMAD2SIM_ENV};
 
 /// Environment variable naming the ibsim socket base name (read by ibsim and by umad2sim).
@@ -47,8 +51,6 @@ pub const RAN_FILE_ENV: &str = "UMAD_IBSIM_RAN";
 pub const REQUIRE_ENV: &str = "UMAD_REQUIRE_IBSIM";
 /// If set, dropping an [`Ibsim`] keeps its scratch directory (logs) and prints where it is.
 pub const KEEP_LOGS_ENV: &str = "KEEP_IBSIM_LOGS";
-/// The command that installs everything the harness needs on Debian/Ubuntu.
-pub const INSTALL_HINT: &str = "apt-get install -y ibsim-utils opensm infiniband-diags";
 
 /// How often readiness and log conditions are polled.
 const POLL: Duration = Duration::from_millis(20);
@@ -129,7 +131,7 @@ impl IbsimBuilder {
         let ibsim = find_tool("ibsim").ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,
-                format!("ibsim is not installed ({INSTALL_HINT})"),
+                format!("ibsim is not installed ({})", install_hint()),
             )
         })?;
         let netfile = std::fs::canonicalize(&self.netfile).map_err(|e| {
@@ -400,7 +402,7 @@ impl Ibsim {
         let opensm = find_tool("opensm").ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,
-                format!("opensm is not installed ({INSTALL_HINT})"),
+                format!("opensm is not installed ({})", install_hint()),
             )
         })?;
         let (mut cmd, scratch) = self.try_umad2sim_command(opensm.as_os_str())?;
@@ -528,7 +530,7 @@ impl Ibsim {
         let shim = umad2sim_path().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,
-                format!("libumad2sim.so not found ({INSTALL_HINT})"),
+                format!("libumad2sim.so not found ({})", install_hint()),
             )
         })?;
         let scratch = self.new_scratch_dir("client")?;
@@ -746,13 +748,14 @@ fn gate(test: &str, missing: &[&str], required: bool) -> bool {
     if missing.is_empty() {
         return true;
     }
+    let hint = install_hint();
     assert!(
         !required,
-        "ibsim is required (CI=true) but not installed: {INSTALL_HINT} (test {test}; missing: {})",
+        "ibsim is required (CI=true) but not installed: {hint} (test {test}; missing: {})",
         missing.join(", ")
     );
     eprintln!(
-        "SKIPPED {test}: ibsim not installed (missing: {}); install with `{INSTALL_HINT}` \
+        "SKIPPED {test}: ibsim not installed (missing: {}); install with `{hint}` \
          (set CI=true or {REQUIRE_ENV}=1 to make this a failure)",
         missing.join(", ")
     );
