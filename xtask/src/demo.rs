@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use ibsim_harness::{example_fabric, example_net, find_tool, run_with_timeout, Ibsim, Need};
 
+use umad::transport::ibsim::ENV_SOCKET;
+
 use crate::{cargo, workspace_root};
 
-/// Env var the umad-rs examples read to talk to ibsim natively.
-const UMAD_IBSIM_ENV: &str = "UMAD_IBSIM";
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs the demo. `Err` carries a message for the user.
@@ -34,7 +34,7 @@ pub fn run() -> Result<(), String> {
         failures.push(e);
     }
     header(&format!(
-        "umad-rs ibstat: cargo run --quiet -p umad --example ibstat ({UMAD_IBSIM_ENV}={})",
+        "umad-rs ibstat: cargo run --quiet -p umad --example ibstat ({ENV_SOCKET}={})",
         sim.socket_name()
     ));
     if let Err(e) = example(&sim, "ibstat", &[]) {
@@ -125,7 +125,7 @@ fn example(sim: &Ibsim, name: &str, args: &[&str]) -> Result<(), String> {
     cmd.args(["run", "--quiet", "-p", "umad", "--example", name, "--"])
         .args(args)
         .current_dir(&root)
-        .env(UMAD_IBSIM_ENV, sim.socket_name());
+        .env(ENV_SOCKET, sim.socket_name());
     run_and_print(&mut cmd, &format!("example {name}"))
 }
 
