@@ -143,7 +143,7 @@ pub fn open_rw_nonblock(path: &Path) -> io::Result<Fd> {
 ///
 /// ibsim's umad2sim returns `-EWOULDBLOCK` (-11) as the *return value* with errno untouched
 /// when its queue is empty; that is mapped to [`io::ErrorKind::WouldBlock`] like `EAGAIN`
-/// (see [`failure`] for every error mapping). On failure errno is left as the call left it
+/// (`failure` in this module has every error mapping). On failure errno is left as the call left it
 /// (0 if it set nothing), which the C ABI's `umad_recv` relies on.
 pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     let n = check(
