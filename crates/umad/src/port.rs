@@ -1,9 +1,24 @@
 //! [`Port`]: an opened InfiniBand port, its agents, and MAD send/receive.
+//!
+//! # Sharing a port between threads
+//!
+//! Every method takes `&self`. Receiving is multiplexed in the port so that any number of
+//! threads can [`transact`](Port::transact), [`recv`](Port::recv) and [`poll`](Port::poll) on one
+//! port at once: at most one thread at a time reads from the transport (whoever needs a MAD
+//! and finds nobody reading becomes the reader, for at most [`READ_SLICE`] or its own remaining
+//! time), and it routes what it read — a response or timeout report for a waiting `transact`
+//! (same agent, same TID low 32 bits) into that transaction's slot, anything else into the
+//! port's receive queue — then wakes the others. So a `transact` gets exactly its own
+//! response, and `recv` never sees a MAD a `transact` is waiting for.
+//!
+//! The receive queue holds at most [`RECV_QUEUE_MADS`] MADs and [`RECV_QUEUE_BYTES`] bytes:
+//! when a MAD arrives that nobody receives (e.g. threads only `transact` while unsolicited MADs
+//! come in), the oldest queued MAD is dropped and [`Port::dropped`] counts it.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::os::unix::io::{AsRawFd, RawFd};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::addr::MadAddr;
@@ -12,28 +27,174 @@ use crate::device::{Ca, Devices};
 use crate::layer::{LayerConfig, MadLayer};
 use crate::transport::ibsim::{IbsimCarrier, IbsimOptions};
 use crate::transport::kernel::KernelTransport;
-use crate::transport::{Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
-use crate::Result;
+use crate::transport::{deadline, Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
+use crate::{Error, Result};
 
 /// Slack added to a transaction's own timeout budget before user space gives up on it, so
 /// the transport's (kernel's) timeout report normally arrives first.
 const TRANSACT_SLACK: Duration = Duration::from_millis(500);
 
+/// The longest one reader waits inside the transport before handing the reader role back, so
+/// that [`Port::unregister`] (which waits for the read in progress) is never held up longer.
+pub const READ_SLICE: Duration = Duration::from_millis(100);
+
+/// At most this many MADs wait in a port's receive queue; a newer one pushes out the oldest.
+pub const RECV_QUEUE_MADS: usize = 4096;
+
+/// At most this many MAD bytes wait in a port's receive queue (the newest MAD is always kept,
+/// however long); beyond it the oldest are dropped.
+pub const RECV_QUEUE_BYTES: usize = 16 << 20;
+
+/// How many given-up transactions are remembered so that their late response or timeout
+/// report is discarded instead of surfacing in [`Port::recv`]; beyond it the oldest is
+/// forgotten (its late answer, if any, is then received like any other MAD).
+const ABANDONED_KEYS: usize = 1024;
+
+/// What a waiting transaction is matched on: the agent and the TID's lower 32 bits.
+type Key = (AgentId, u32);
+
+/// The state of one waiting [`Port::transact`].
+#[derive(Debug)]
+enum Slot {
+    /// Nothing has arrived yet.
+    Waiting,
+    /// Its response or timeout report.
+    Done(Received),
+    /// Its agent was unregistered meanwhile.
+    Unregistered,
+}
+
+/// The receive side that the threads using a port share (behind [`Port::mux`]).
+#[derive(Debug, Default)]
+struct Mux {
+    /// A thread is inside the transport's `recv`; the others wait on [`Port::changed`].
+    reading: bool,
+    /// Reads finished so far (wrapping), so a waiter can tell that the read it saw has ended.
+    reads: u64,
+    /// The waiting transactions.
+    waiting: HashMap<Key, Slot>,
+    /// MADs read that no transaction waits for, oldest first.
+    queue: VecDeque<Received>,
+    /// The bytes of MAD in `queue`.
+    queued_bytes: usize,
+    /// Transactions given up by the never-hang backstop, oldest first.
+    abandoned: VecDeque<Key>,
+    /// MADs read and discarded (queue overflow, late answers of given-up transactions).
+    dropped: u64,
+}
+
+impl Mux {
+    /// Delivers one MAD the reader took off the transport.
+    fn route(&mut self, r: Received) {
+        if let Some(key) = reply_key(&r) {
+            if let Some(slot @ Slot::Waiting) = self.waiting.get_mut(&key) {
+                *slot = Slot::Done(r);
+                return;
+            }
+            if let Some(i) = self.abandoned.iter().position(|k| *k == key) {
+                self.abandoned.remove(i);
+                self.dropped += 1;
+                return;
+            }
+        }
+        self.queued_bytes += r.mad.len();
+        self.queue.push_back(r);
+        while self.queue.len() > RECV_QUEUE_MADS
+            || (self.queued_bytes > RECV_QUEUE_BYTES && self.queue.len() > 1)
+        {
+            if let Some(old) = self.queue.pop_front() {
+                self.queued_bytes -= old.mad.len();
+                self.dropped += 1;
+            }
+        }
+    }
+
+    /// The next queued MAD if it fits in `capacity` bytes; a longer one stays queued and
+    /// `Err(its length)` says so.
+    fn pop_fit(&mut self, capacity: usize) -> Option<std::result::Result<Received, usize>> {
+        let len = self.queue.front()?.mad.len();
+        if len > capacity {
+            return Some(Err(len));
+        }
+        let r = self.queue.pop_front()?;
+        self.queued_bytes -= len;
+        Some(Ok(r))
+    }
+
+    /// Forgets everything held for `agent` (it was unregistered): its queued MADs, its
+    /// given-up transactions; transactions still waiting end with an error.
+    fn purge(&mut self, agent: AgentId) {
+        self.queue.retain(|r| r.agent != agent);
+        self.queued_bytes = self.queue.iter().map(|r| r.mad.len()).sum();
+        self.abandoned.retain(|k| k.0 != agent);
+        for (key, slot) in &mut self.waiting {
+            if key.0 == agent && matches!(slot, Slot::Waiting) {
+                *slot = Slot::Unregistered;
+            }
+        }
+    }
+}
+
+/// The key a MAD answers under, if it is an answer at all: a transport's report (non-zero
+/// status, the MAD is the request) or a response (see [`is_response`]).
+fn reply_key(r: &Received) -> Option<Key> {
+    let tid = tid_low(&r.mad)?;
+    let method = *r.mad.get(3)?;
+    (r.status != 0 || is_response(method)).then_some((r.agent, tid))
+}
+
 /// An opened port: register agents on it, send and receive MADs.
 ///
-/// All methods take `&self`; a port can be shared between a sending and a receiving thread.
-/// Dropping the port unregisters its agents and closes it.
+/// All methods take `&self` and a port can be shared by any number of threads (see the
+/// [module docs](self) for how receiving is shared). Dropping the port unregisters its agents
+/// and closes it.
 pub struct Port {
     transport: Box<dyn Transport>,
-    /// MADs taken off the transport by [`Port::transact`] for someone else.
-    stash: Mutex<VecDeque<Received>>,
+    /// Who is reading, waiting transactions, the receive queue.
+    mux: Mutex<Mux>,
+    /// Signalled whenever a read ends (with or without a MAD) and on unregister.
+    changed: Condvar,
 }
 
 impl fmt::Debug for Port {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mux = self.mux();
         f.debug_struct("Port")
             .field("transport", &self.transport)
+            .field("waiting", &mux.waiting.len())
+            .field("queued", &mux.queue.len())
+            .field("dropped", &mux.dropped)
             .finish()
+    }
+}
+
+/// Marks the reader role as taken; if the read panics, gives it back so nobody waits forever.
+struct Reading<'a> {
+    port: &'a Port,
+    armed: bool,
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let mut mux = self.port.mux();
+            mux.reading = false;
+            mux.reads = mux.reads.wrapping_add(1);
+            drop(mux);
+            self.port.changed.notify_all();
+        }
+    }
+}
+
+/// A waiting transaction's claim on its key; removes the slot when the transaction ends.
+struct Claim<'a> {
+    port: &'a Port,
+    key: Key,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.port.mux().waiting.remove(&self.key);
     }
 }
 
@@ -89,11 +250,13 @@ impl Port {
     pub fn from_transport(transport: Box<dyn Transport>) -> Port {
         Port {
             transport,
-            stash: Mutex::new(VecDeque::new()),
+            mux: Mutex::new(Mux::default()),
+            changed: Condvar::new(),
         }
     }
 
-    /// The transport underneath.
+    /// The transport underneath. Receiving from it directly bypasses the port's routing (a
+    /// `transact` on another thread may then miss its response): use [`Port::recv`].
     pub fn transport(&self) -> &dyn Transport {
         &*self.transport
     }
@@ -114,7 +277,7 @@ impl Port {
         self.transport.ca()
     }
 
-    /// Registers an agent. Fails with [`Error::TooManyAgents`](crate::Error::TooManyAgents)
+    /// Registers an agent. Fails with [`Error::TooManyAgents`]
     /// when the port already holds 32.
     #[doc(alias = "umad_register")]
     #[doc(alias = "umad_register_oui")]
@@ -123,11 +286,23 @@ impl Port {
         self.transport.register(spec)
     }
 
-    /// Unregisters an agent.
+    /// Unregisters an agent. MADs queued for it are discarded, and a [`Port::transact`] still
+    /// waiting on it ends with [`Error::BadAgent`].
     #[doc(alias = "umad_unregister")]
     pub fn unregister(&self, agent: AgentId) -> Result<()> {
-        self.stash().retain(|r| r.agent != agent);
-        self.transport.unregister(agent)
+        self.transport.unregister(agent)?;
+        let mut mux = self.mux();
+        // A read in progress may hold one of its MADs: let it be routed first. It ends within
+        // READ_SLICE, and the transport delivers nothing for the agent after this (later
+        // reads, which may start at once, cannot bring any).
+        let read = mux.reads;
+        while mux.reading && mux.reads == read {
+            mux = self.changed.wait(mux).unwrap_or_else(|p| p.into_inner());
+        }
+        mux.purge(agent);
+        drop(mux);
+        self.changed.notify_all();
+        Ok(())
     }
 
     /// Sends a MAD. For a request with `timeout_ms` > 0 the response (or, after `retries`
@@ -153,28 +328,58 @@ impl Port {
 
     /// Takes the next MAD, waiting up to `timeout` (`None` = forever, zero = don't wait).
     /// `Ok(None)`: nothing arrived in time. A message of any length is returned whole.
+    ///
+    /// Never returns a MAD that a [`Port::transact`] on another thread is waiting for.
     #[doc(alias = "umad_recv")]
     pub fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>> {
-        if let Some(r) = self.stash().pop_front() {
-            return Ok(Some(r));
-        }
-        self.transport.recv(timeout)
+        self.recv_fit(timeout, usize::MAX)
     }
 
-    /// Waits until a MAD can be received, up to `timeout`.
+    /// Like [`Port::recv`], but only takes a MAD of at most `capacity` bytes: when the next one
+    /// is longer it stays queued and the call fails with [`Error::TooLong`] naming its length,
+    /// so the caller can receive it again with more room (the kernel's `ENOSPC` contract that
+    /// `umad_recv` passes on).
+    #[doc(alias = "umad_recv")]
+    pub fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
+        self.wait(deadline(timeout), |mux| match mux.pop_fit(capacity)? {
+            Ok(r) => Some(Ok(r)),
+            Err(needed) => Some(Err(Error::TooLong {
+                ca: self.ca_name().to_string(),
+                port: self.port_num(),
+                needed,
+                capacity,
+            })),
+        })
+    }
+
+    /// Waits until a MAD can be received with [`Port::recv`], up to `timeout`. To know, it
+    /// reads from the transport on the receivers' behalf: what it reads for a waiting
+    /// [`Port::transact`] goes there, the rest into the port's receive queue.
     #[doc(alias = "umad_poll")]
     pub fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
-        if !self.stash().is_empty() {
-            return Ok(true);
-        }
-        self.transport.poll(timeout)
+        let queued = self.wait(deadline(timeout), |mux| {
+            (!mux.queue.is_empty()).then_some(Ok(()))
+        })?;
+        Ok(queued.is_some())
+    }
+
+    /// How many MADs this port has read and discarded: the oldest of a full receive queue
+    /// (see [`RECV_QUEUE_MADS`]), and late answers to transactions that had already given up.
+    pub fn dropped(&self) -> u64 {
+        self.mux().dropped
     }
 
     /// Sends a request and waits for its response: the MAD received for `agent` with the same
-    /// TID (lower 32 bits). Gives up — returning a report with status `ETIMEDOUT` holding the
-    /// request — if the transport has not answered within the whole timeout/retry budget plus
-    /// a margin, so it never hangs even when a MAD is lost without trace. MADs that arrive
-    /// meanwhile for other agents or TIDs are kept for [`Port::recv`].
+    /// TID (lower 32 bits) that is a response (or the transport's timeout report). Gives up —
+    /// returning a report with status `ETIMEDOUT` holding the request — if the transport has
+    /// not answered within the whole timeout/retry budget plus a margin, so it never hangs even
+    /// when a MAD is lost without trace (a late answer is then discarded, see
+    /// [`Port::dropped`]). MADs that arrive meanwhile for other agents or TIDs are kept for
+    /// [`Port::recv`].
+    ///
+    /// Any number of threads may transact on one port at once, each with its own agent + TID:
+    /// a second concurrent transaction with the same agent and TID low bits fails at once with
+    /// [`Error::InvalidArgument`] (nothing is sent).
     pub fn transact(
         &self,
         agent: AgentId,
@@ -183,26 +388,44 @@ impl Port {
         timeout_ms: u32,
         retries: u32,
     ) -> Result<Received> {
-        let tid = tid_low(mad);
+        let Some(tid) = tid_low(mad) else {
+            return Err(Error::InvalidArgument(format!(
+                "{} port {}: transact by agent {agent}: a {}-byte MAD has no TID (bytes 8..16 of the 24-byte MAD header)",
+                self.ca_name(),
+                self.port_num(),
+                mad.len()
+            )));
+        };
+        let key = (agent, tid);
+        let _claim = self.claim(key)?;
         self.send(agent, mad, addr, timeout_ms.max(1), retries)?;
         let budget = Duration::from_millis(u64::from(timeout_ms.max(1)) * (u64::from(retries) + 1))
             + TRANSACT_SLACK;
         let until = Instant::now() + budget;
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            match self.transport.recv(Some(left))? {
-                Some(r) if r.agent == agent && tid.is_some() && tid_low(&r.mad) == tid => {
-                    return Ok(r)
+        let answer = self.wait(Some(until), |mux| match mux.waiting.get(&key)? {
+            Slot::Waiting => None,
+            Slot::Done(_) | Slot::Unregistered => Some(Ok(())),
+        })?;
+        let mut mux = self.mux();
+        match mux.waiting.remove(&key) {
+            Some(Slot::Done(r)) => Ok(r),
+            Some(Slot::Unregistered) => Err(Error::BadAgent {
+                ca: self.ca_name().to_string(),
+                port: self.port_num(),
+                agent,
+            }),
+            _ => {
+                debug_assert!(answer.is_none());
+                if mux.abandoned.len() >= ABANDONED_KEYS {
+                    mux.abandoned.pop_front();
                 }
-                Some(other) => self.stash().push_back(other),
-                None => {
-                    return Ok(Received {
-                        agent,
-                        status: STATUS_TIMEOUT,
-                        addr: *addr,
-                        mad: mad.to_vec(),
-                    });
-                }
+                mux.abandoned.push_back(key);
+                Ok(Received {
+                    agent,
+                    status: STATUS_TIMEOUT,
+                    addr: *addr,
+                    mad: mad.to_vec(),
+                })
             }
         }
     }
@@ -215,13 +438,89 @@ impl Port {
         self.transport.issm()
     }
 
-    fn stash(&self) -> std::sync::MutexGuard<'_, VecDeque<Received>> {
-        self.stash.lock().unwrap_or_else(|p| p.into_inner())
+    fn mux(&self) -> MutexGuard<'_, Mux> {
+        self.mux.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a transaction waiting on `key`, refusing a second one on the same key.
+    fn claim(&self, key: Key) -> Result<Claim<'_>> {
+        let mut mux = self.mux();
+        if mux.waiting.contains_key(&key) {
+            return Err(Error::InvalidArgument(format!(
+                "{} port {}: agent {} already has a transaction waiting for TID {:#010x} (low 32 bits): \
+                 concurrent transactions on one agent need distinct TIDs",
+                self.ca_name(),
+                self.port_num(),
+                key.0,
+                key.1
+            )));
+        }
+        // A late answer to an earlier, given-up transaction on this key now belongs to this one.
+        mux.abandoned.retain(|k| *k != key);
+        mux.waiting.insert(key, Slot::Waiting);
+        Ok(Claim { port: self, key })
+    }
+
+    /// Waits until `take` finds what the caller wants (`Some`), or `until` passes (`Ok(None)`).
+    ///
+    /// While nobody else reads, this thread reads from the transport for at most
+    /// [`READ_SLICE`] (and never past `until`), routes what it got and wakes the others; while
+    /// another thread reads, it sleeps until that read ends or `until` passes. After `until` it
+    /// makes at most one more, non-waiting, read, so a zero timeout still takes what is there.
+    fn wait<T>(
+        &self,
+        until: Option<Instant>,
+        mut take: impl FnMut(&mut Mux) -> Option<Result<T>>,
+    ) -> Result<Option<T>> {
+        let mut mux = self.mux();
+        let mut read_late = false;
+        loop {
+            if let Some(x) = take(&mut mux) {
+                return x.map(Some);
+            }
+            let left = until.map(|u| u.saturating_duration_since(Instant::now()));
+            let expired = left == Some(Duration::ZERO);
+            if expired && (read_late || mux.reading) {
+                return Ok(None);
+            }
+            if mux.reading {
+                mux = match left {
+                    None => self.changed.wait(mux).unwrap_or_else(|p| p.into_inner()),
+                    Some(l) => {
+                        self.changed
+                            .wait_timeout(mux, l)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0
+                    }
+                };
+                continue;
+            }
+            mux.reading = true;
+            drop(mux);
+            let mut reading = Reading {
+                port: self,
+                armed: true,
+            };
+            let slice = left.map_or(READ_SLICE, |l| l.min(READ_SLICE));
+            let got = self.transport.recv(Some(slice));
+            mux = self.mux();
+            reading.armed = false;
+            mux.reading = false;
+            mux.reads = mux.reads.wrapping_add(1);
+            read_late |= expired;
+            let got = got.map(|r| r.map(|r| mux.route(r)));
+            self.changed.notify_all();
+            got?;
+        }
     }
 }
 
 impl AsRawFd for Port {
-    /// A descriptor that polls readable when MADs arrive (`umad_get_fd`).
+    /// A descriptor that polls readable when MADs arrive (`umad_get_fd`), for event loops.
+    ///
+    /// MADs already read into the port's receive queue (by [`Port::transact`] or
+    /// [`Port::poll`] on another thread) no longer make it readable: after a wake-up, call
+    /// [`Port::recv`] with a zero timeout until it answers `None`.
     #[doc(alias = "umad_get_fd")]
     fn as_raw_fd(&self) -> RawFd {
         self.transport.raw_fd()
@@ -229,7 +528,17 @@ impl AsRawFd for Port {
 }
 
 /// The lower 32 bits of a MAD's TID (bytes 12..16), the part the sender owns.
-fn tid_low(mad: &[u8]) -> Option<u32> {
+pub(crate) fn tid_low(mad: &[u8]) -> Option<u32> {
     mad.get(12..16)
         .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
 }
+
+/// Whether a MAD with this method byte answers a request: the response bit (0x80) is set, or
+/// it is a TrapRepress (0x07), which answers a Trap. (The kernel's rule, less its special case
+/// for the Baseboard Management class.)
+pub(crate) fn is_response(method: u8) -> bool {
+    mad::Method::from(method).is_response() || method == u8::from(mad::Method::TrapRepress)
+}
+
+#[cfg(test)]
+mod tests;

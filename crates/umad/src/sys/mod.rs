@@ -52,6 +52,72 @@ impl Drop for Fd {
     }
 }
 
+/// What `errno` holds now.
+fn errno() -> i32 {
+    // SAFETY: `__errno_location` returns this thread's valid, aligned errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+fn set_errno(value: i32) {
+    // SAFETY: as in `errno`; writing this thread's errno is what libc functions do themselves.
+    unsafe { *libc::__errno_location() = value };
+}
+
+/// Runs one libc call with errno cleared first, so that afterwards errno says what *this* call
+/// did (0: it set nothing). Returns the call's result and that errno. When `succeeded` (given
+/// the result and that errno) says the call worked, the caller's errno is put back: a
+/// successful wrapper leaves errno as it found it.
+fn traced<T>(succeeded: impl Fn(&T, i32) -> bool, call: impl FnOnce() -> T) -> (T, i32) {
+    let saved = errno();
+    set_errno(0);
+    let ret = call();
+    let after = errno();
+    if succeeded(&ret, after) {
+        set_errno(saved);
+    }
+    (ret, after)
+}
+
+/// Largest value the kernel uses as an error number (`MAX_ERRNO`): a return value in
+/// `-MAX_ERRNO..=-2` is read as a negated errno.
+const MAX_ERRNO: i64 = 4095;
+
+/// The error of a libc `call` that failed with return value `ret` (negative) while errno held
+/// `errno` (cleared before the call). The real error code, wherever the callee put it:
+///
+/// * `ret` in `-4095..=-2`: a negated errno returned as the value (ibsim's umad2sim returns
+///   `-EWOULDBLOCK` from `read` without touching errno) → that errno;
+/// * `-1` with errno set → errno, as POSIX says;
+/// * `-1` with errno 0, or any other value → an error whose message names the call and what
+///   it returned (there is no errno to report; [`crate::Error::errno`] maps it to `EIO`),
+///   never "Success (os error 0)".
+pub(crate) fn failure(call: &'static str, ret: i64, errno: i32) -> io::Error {
+    if (-MAX_ERRNO..=-2).contains(&ret) {
+        return io::Error::from_raw_os_error(-ret as i32);
+    }
+    if ret == -1 && errno != 0 {
+        return io::Error::from_raw_os_error(errno);
+    }
+    let why = if ret == -1 {
+        "without setting errno"
+    } else {
+        "which is neither -1 nor a negated errno"
+    };
+    io::Error::other(format!(
+        "{call} failed: it returned {ret} {why} (an interposer such as ibsim's umad2sim \
+         refused the call, e.g. for a descriptor it does not know); treated as EIO"
+    ))
+}
+
+/// `Ok(ret)` for a non-negative result of `call`, else its [`failure`].
+fn check(call: &'static str, (ret, errno): (i64, i32)) -> io::Result<u64> {
+    if ret >= 0 {
+        Ok(ret as u64)
+    } else {
+        Err(failure(call, ret, errno))
+    }
+}
+
 fn cpath(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
@@ -60,13 +126,15 @@ fn cpath(path: &Path) -> io::Result<CString> {
 /// `open(path, flags)` through the libc `open` symbol.
 pub fn open(path: &Path, flags: libc::c_int) -> io::Result<Fd> {
     let c = cpath(path)?;
-    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
-    let fd = unsafe { libc::open(c.as_ptr(), flags) };
-    if fd < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(Fd(fd))
-    }
+    let fd = check(
+        "open",
+        traced(
+            |&fd, _| fd >= 0,
+            // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+            || i64::from(unsafe { libc::open(c.as_ptr(), flags) }),
+        ),
+    )?;
+    Ok(Fd(fd as RawFd))
 }
 
 /// `open(path, O_RDWR | O_NONBLOCK)` — how libibumad opens `umadN` (and `issmN`).
@@ -77,55 +145,46 @@ pub fn open_rw_nonblock(path: &Path) -> io::Result<Fd> {
 /// One `read(fd, buf)`.
 ///
 /// ibsim's umad2sim returns `-EWOULDBLOCK` (-11) as the *return value* with errno untouched
-/// when its queue is empty; that is mapped to [`io::ErrorKind::WouldBlock`] like `EAGAIN`.
+/// when its queue is empty; that is mapped to [`io::ErrorKind::WouldBlock`] like `EAGAIN`
+/// (`failure` in this module has every error mapping). On failure errno is left as the call left it
+/// (0 if it set nothing), which the C ABI's `umad_recv` relies on.
 pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    if n >= 0 {
-        Ok(n as usize)
-    } else if n == -(libc::EWOULDBLOCK as isize) {
-        Err(io::Error::from_raw_os_error(libc::EWOULDBLOCK))
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    let n = check(
+        "read",
+        traced(
+            |&n, _| n >= 0,
+            // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call.
+            || unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } as i64,
+        ),
+    )?;
+    Ok(n as usize)
 }
 
 /// One `write(fd, buf)`.
 pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call.
-    let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
+    let n = check(
+        "write",
+        traced(
+            |&n, _| n >= 0,
+            // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call.
+            || unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) } as i64,
+        ),
+    )?;
+    Ok(n as usize)
 }
 
 /// `poll({fd, POLLIN}, 1, timeout_ms)`: `Ok(true)` when readable (or in error: the next read
 /// reports it), `Ok(false)` on timeout. `EINTR` is retried with the same timeout.
 pub fn poll_in(fd: RawFd, timeout_ms: libc::c_int) -> io::Result<bool> {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
     loop {
-        // SAFETY: `p` is one valid, initialised pollfd and nfds is 1.
-        let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
-        match n {
-            0 => return Ok(false),
-            n if n > 0 => {
-                if p.revents & libc::POLLNVAL != 0 {
-                    return Err(io::Error::from_raw_os_error(libc::EBADF));
-                }
-                return Ok(true);
+        match poll_once(fd, libc::POLLIN, timeout_ms) {
+            Ok((0, _)) => return Ok(false),
+            Ok((_, revents)) if revents & libc::POLLNVAL != 0 => {
+                return Err(io::Error::from_raw_os_error(libc::EBADF))
             }
-            _ => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+            Ok(_) => return Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }
@@ -142,13 +201,15 @@ pub fn poll_once(
         events,
         revents: 0,
     };
-    // SAFETY: `p` is one valid, initialised pollfd and nfds is 1.
-    let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok((n, p.revents))
-    }
+    let n = check(
+        "poll",
+        traced(
+            |&n, _| n >= 0,
+            // SAFETY: `p` is one valid, initialised pollfd and nfds is 1.
+            || i64::from(unsafe { libc::poll(&mut p, 1, timeout_ms) }),
+        ),
+    )?;
+    Ok((n as libc::c_int, p.revents))
 }
 
 /// `close(fd)` through the libc symbol.
@@ -157,32 +218,32 @@ pub fn poll_once(
 /// `fd` must be owned by the caller and not used (or closed) by anything else afterwards:
 /// closing a descriptor another part of the program still uses breaks its I/O safety.
 pub unsafe fn close(fd: RawFd) -> io::Result<()> {
-    // SAFETY: the caller hands over ownership of `fd` (this function's contract).
-    if unsafe { libc::close(fd) } < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    check(
+        "close",
+        traced(
+            |&r, _| r >= 0,
+            // SAFETY: the caller hands over ownership of `fd` (this function's contract).
+            || i64::from(unsafe { libc::close(fd) }),
+        ),
+    )
+    .map(drop)
 }
 
-fn ioctl_result(r: libc::c_int) -> io::Result<()> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+/// The result of one `ioctl` made by `call`, with its errno read right after it.
+fn ioctl_result(call: impl FnOnce() -> libc::c_int) -> io::Result<()> {
+    check("ioctl", traced(|&r, _| r >= 0, || i64::from(call()))).map(drop)
 }
 
 /// `ioctl(fd, IB_USER_MAD_ENABLE_PKEY)`.
 pub fn enable_pkey(fd: RawFd) -> io::Result<()> {
     // SAFETY: ENABLE_PKEY takes no argument.
-    ioctl_result(unsafe { libc::ioctl(fd, IB_USER_MAD_ENABLE_PKEY as _) })
+    ioctl_result(|| unsafe { libc::ioctl(fd, IB_USER_MAD_ENABLE_PKEY as _) })
 }
 
 /// `ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req)`; the kernel writes the agent id into `req.id`.
 pub fn register_agent(fd: RawFd, req: &mut IbUserMadRegReq) -> io::Result<()> {
     // SAFETY: `req` is a valid, exclusively borrowed `struct ib_user_mad_reg_req` (28 bytes).
-    ioctl_result(unsafe {
+    ioctl_result(|| unsafe {
         libc::ioctl(
             fd,
             IB_USER_MAD_REGISTER_AGENT as _,
@@ -195,7 +256,7 @@ pub fn register_agent(fd: RawFd, req: &mut IbUserMadRegReq) -> io::Result<()> {
 /// the supported flags into `req.flags`).
 pub fn register_agent2(fd: RawFd, req: &mut IbUserMadRegReq2) -> io::Result<()> {
     // SAFETY: `req` is a valid, exclusively borrowed `struct ib_user_mad_reg_req2` (40 bytes).
-    ioctl_result(unsafe {
+    ioctl_result(|| unsafe {
         libc::ioctl(
             fd,
             IB_USER_MAD_REGISTER_AGENT2 as _,
@@ -208,7 +269,9 @@ pub fn register_agent2(fd: RawFd, req: &mut IbUserMadRegReq2) -> io::Result<()> 
 pub fn unregister_agent(fd: RawFd, id: u32) -> io::Result<()> {
     let mut id = id;
     // SAFETY: the kernel reads one `__u32` through the pointer, which is valid for the call.
-    ioctl_result(unsafe { libc::ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT as _, &mut id as *mut u32) })
+    ioctl_result(|| unsafe {
+        libc::ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT as _, &mut id as *mut u32)
+    })
 }
 
 /// Reads a small file with one `open` + one `read` of at most `max` bytes + `close`, the way
@@ -225,16 +288,28 @@ pub fn read_small_file(path: &Path, max: usize) -> io::Result<Vec<u8>> {
 /// without `.` and `..`.
 pub fn read_dir(path: &Path) -> io::Result<Vec<OsString>> {
     let c = cpath(path)?;
-    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
-    let dir = unsafe { libc::opendir(c.as_ptr()) };
+    let (dir, err) = traced(
+        |d: &*mut libc::DIR, _| !d.is_null(),
+        // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+        || unsafe { libc::opendir(c.as_ptr()) },
+    );
     if dir.is_null() {
-        return Err(io::Error::last_os_error());
+        return Err(failure("opendir", -1, err));
     }
     let mut names = Vec::new();
     loop {
-        // SAFETY: `dir` is a live DIR* from opendir, not yet closed.
-        let ent = unsafe { libc::readdir(dir) };
+        // readdir answers NULL both at the end and on error; only errno tells them apart.
+        let (ent, err) = traced(
+            |e: &*mut libc::dirent, err| !e.is_null() || err == 0,
+            // SAFETY: `dir` is a live DIR* from opendir, not yet closed.
+            || unsafe { libc::readdir(dir) },
+        );
         if ent.is_null() {
+            if err != 0 {
+                // SAFETY: `dir` came from opendir and is closed exactly once, here.
+                unsafe { libc::closedir(dir) };
+                return Err(failure("readdir", -1, err));
+            }
             break;
         }
         // SAFETY: readdir returned a valid dirent whose d_name is NUL-terminated; we copy it
@@ -268,4 +343,101 @@ pub fn umad2sim_header_size() -> Option<usize> {
     let size =
         unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn() -> libc::size_t>(f)() };
     Some(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negated_errno_return_value_is_that_errno() {
+        // umad2sim: read returns -EWOULDBLOCK and leaves errno alone.
+        let e = failure("read", -i64::from(libc::EWOULDBLOCK), 0);
+        assert_eq!(e.raw_os_error(), Some(libc::EWOULDBLOCK));
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+        // The returned value wins over a stray errno.
+        let e = failure("read", -i64::from(libc::ENOSPC), libc::EINTR);
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(failure("x", -MAX_ERRNO, 0).raw_os_error(), Some(4095));
+    }
+
+    #[test]
+    fn minus_one_takes_errno() {
+        let e = failure("write", -1, libc::EBADF);
+        assert_eq!(e.raw_os_error(), Some(libc::EBADF));
+        assert_eq!(
+            failure("poll", -1, libc::EINTR).kind(),
+            io::ErrorKind::Interrupted
+        );
+    }
+
+    #[test]
+    fn no_errno_is_never_success() {
+        for (ret, what) in [
+            (-1, "without setting errno"),
+            (-4096, "neither -1"),
+            (-70000, "neither -1"),
+        ] {
+            let e = failure("read", ret, 0);
+            assert_eq!(e.raw_os_error(), None, "{ret}");
+            let text = e.to_string();
+            assert!(
+                !text.contains("Success") && !text.contains("os error 0"),
+                "{text}"
+            );
+            assert!(
+                text.contains("read failed") && text.contains(what),
+                "{text}"
+            );
+            assert!(text.contains(&ret.to_string()), "{text}");
+            // What the crate's error (and so the C ABI) makes of it.
+            let err = crate::Error::Recv {
+                ca: "ibsim0".into(),
+                port: 1,
+                source: e,
+            };
+            assert_eq!(err.errno(), libc::EIO);
+            assert!(!err.to_string().contains("Success"), "{err}");
+        }
+    }
+
+    #[test]
+    fn check_passes_results_through() {
+        assert_eq!(check("read", (0, 0)).unwrap(), 0);
+        assert_eq!(check("read", (256, libc::EAGAIN)).unwrap(), 256);
+        assert_eq!(
+            check("read", (-1, libc::EAGAIN)).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+    }
+
+    #[test]
+    fn real_calls_report_their_own_errno_and_keep_errno_on_success() {
+        // A stale errno from earlier must not leak into a later failure's report ...
+        set_errno(libc::EINTR);
+        let e = read(-1, &mut [0u8; 8]).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EBADF));
+        let e = write(-1, &[0u8; 8]).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EBADF));
+        let e = open(Path::new("/nonexistent/umad-rs-test"), libc::O_RDONLY).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        let e = read_dir(Path::new("/nonexistent/umad-rs-test")).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        // ... and a successful call leaves errno as it found it.
+        set_errno(libc::ENOSPC);
+        let fd = open(Path::new("/dev/null"), libc::O_RDWR).unwrap();
+        assert_eq!(read(fd.raw(), &mut [0u8; 8]).unwrap(), 0);
+        assert_eq!(write(fd.raw(), b"x").unwrap(), 1);
+        assert!(poll_in(fd.raw(), 0).unwrap());
+        assert!(!read_dir(Path::new("/dev")).unwrap().is_empty());
+        assert_eq!(errno(), libc::ENOSPC);
+        // poll on a closed descriptor: POLLNVAL → EBADF.
+        let raw = fd.into_raw();
+        // SAFETY: `raw` came from `into_raw` and nothing else uses it.
+        unsafe { close(raw) }.unwrap();
+        assert_eq!(
+            poll_in(raw, 0).unwrap_err().raw_os_error(),
+            Some(libc::EBADF)
+        );
+    }
 }
