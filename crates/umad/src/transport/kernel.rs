@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::{deadline, poll_ms, Issm, Outgoing, Received, Transport};
-use crate::abi::{hdr, HeaderLayout, ABI_VERSION, MAX_AGENTS};
+use crate::abi::{self, HeaderLayout, UserMadHeader, ABI_VERSION, MAX_AGENTS};
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
 use crate::device::{Ca, Devices};
@@ -131,12 +131,7 @@ fn read_message(
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Read::Empty),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                let need = u32::from_ne_bytes([
-                    buf[hdr::LENGTH.start],
-                    buf[hdr::LENGTH.start + 1],
-                    buf[hdr::LENGTH.start + 2],
-                    buf[hdr::LENGTH.start + 3],
-                ]) as usize;
+                let need = UserMadHeader::from_prefix(&buf, layout).length() as usize;
                 if need <= buf.len() {
                     // The kernel's size is no bigger than what it refused: don't loop forever.
                     return Err(io::Error::new(
@@ -158,18 +153,11 @@ fn read_message(
             format!("short read: {n} bytes, less than the {h}-byte header"),
         ));
     }
-    let word = |r: std::ops::Range<usize>| {
-        u32::from_ne_bytes([
-            buf[r.start],
-            buf[r.start + 1],
-            buf[r.start + 2],
-            buf[r.start + 3],
-        ])
-    };
-    let agent = word(hdr::ID);
-    let status = word(hdr::STATUS);
-    let addr = MadAddr::parse(&buf, layout);
     buf.truncate(n);
+    let view = UserMadHeader::new_checked(&buf[..], layout)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    let (agent, status) = (view.agent_id(), view.status());
+    let addr = MadAddr::parse(&view.addr());
     buf.drain(..h);
     Ok(Read::Message(Received {
         agent,
@@ -219,21 +207,15 @@ impl Transport for KernelTransport {
                 }
             }
         };
-        let mut req2 = spec.to_reg_req2();
-        let id = match sys::register_agent2(self.fd.raw(), &mut req2) {
-            Ok(()) => req2.id,
-            // Old kernels (ENOTTY) and umad2sim (EINVAL) lack REGISTER_AGENT2: without flags the
-            // legacy ioctl does the same job, as libibumad's umad_register2 falls back.
-            Err(e)
-                if spec.flags == 0
-                    && matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOTTY)) =>
-            {
-                let mut req = spec.to_reg_req();
-                sys::register_agent(self.fd.raw(), &mut req).map_err(err)?;
-                req.id
-            }
-            Err(e) => return Err(err(e)),
-        };
+        // Old kernels (ENOTTY) and umad2sim (EINVAL) lack REGISTER_AGENT2: without flags the
+        // legacy ioctl does the same job, as libibumad's umad_register2 falls back.
+        let fd = self.fd.raw();
+        let (id, _) = abi::register_agent(
+            &spec.registration(),
+            |req2| sys::register_agent2(fd, req2),
+            |req| sys::register_agent(fd, req),
+        )
+        .map_err(|f| err(f.error))?;
         if id < 64 {
             *agents |= 1 << id;
         }
@@ -261,13 +243,13 @@ impl Transport for KernelTransport {
     }
 
     fn send(&self, out: &Outgoing<'_>) -> Result<()> {
-        let h = self.layout.header_len();
-        let mut buf = vec![0u8; h + out.mad.len()];
-        buf[hdr::ID].copy_from_slice(&out.agent.to_ne_bytes());
-        buf[hdr::TIMEOUT_MS].copy_from_slice(&out.timeout_ms.to_ne_bytes());
-        buf[hdr::RETRIES].copy_from_slice(&out.retries.to_ne_bytes());
-        out.addr.emit(&mut buf, self.layout);
-        buf[h..].copy_from_slice(out.mad);
+        let mut buf = vec![0u8; self.layout.header_len() + out.mad.len()];
+        let mut view = UserMadHeader::new_checked(&mut buf[..], self.layout)?;
+        view.set_agent_id(out.agent);
+        view.set_timeout_ms(out.timeout_ms);
+        view.set_retries(out.retries);
+        out.addr.emit(&mut view.addr_mut());
+        view.mad_mut().copy_from_slice(out.mad);
         let err = |source| Error::Send {
             ca: self.ca.clone(),
             port: self.port,
@@ -349,10 +331,11 @@ mod tests {
     ) -> (Vec<u8>, impl FnMut(&mut [u8]) -> io::Result<usize>) {
         let h = layout.header_len();
         let mut msg = vec![0u8; h + mad_len];
-        msg[hdr::ID].copy_from_slice(&3u32.to_ne_bytes());
-        msg[hdr::LENGTH].copy_from_slice(&((h + mad_len) as u32).to_ne_bytes());
-        msg[hdr::LID].copy_from_slice(&0x1234u16.to_be_bytes());
-        for (i, b) in msg[h..].iter_mut().enumerate() {
+        let mut view = UserMadHeader::new_checked(&mut msg[..], layout).unwrap();
+        view.set_agent_id(3);
+        view.set_length((h + mad_len) as u32);
+        view.addr_mut().set_lid(0x1234);
+        for (i, b) in view.mad_mut().iter_mut().enumerate() {
             *b = i as u8;
         }
         let queued = msg.clone();
