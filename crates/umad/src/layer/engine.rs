@@ -45,7 +45,8 @@ pub struct LayerConfig {
     pub linger: Duration,
     /// Longest RMPP message accepted; a longer one is stopped with RESX (resources exhausted).
     pub max_message: usize,
-    /// Most reassemblies in progress at once; more are stopped with RESX.
+    /// Most reassemblies held at once (in progress, or finished and kept for duplicates);
+    /// finished ones make room for new ones, and beyond that new ones are stopped with RESX.
     pub max_reassemblies: usize,
     /// Most MADs queued for the application; beyond that arriving MADs are dropped (and
     /// counted), as a full receive queue drops them on an HCA.
@@ -875,12 +876,22 @@ impl Engine {
         let i = match existing {
             Some(i) => i,
             None if seg == 1 => {
-                let active = self
-                    .recvs
-                    .iter()
-                    .filter(|r| r.state == RecvState::Active)
-                    .count();
-                if active >= self.cfg.max_reassemblies || h.data2 as usize > self.cfg.max_message {
+                if self.recvs.len() >= self.cfg.max_reassemblies {
+                    // Make room by forgetting the finished transfer closest to its end.
+                    if let Some(j) = self
+                        .recvs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.state == RecvState::Complete)
+                        .min_by_key(|(_, r)| r.deadline)
+                        .map(|(j, _)| j)
+                    {
+                        self.recvs.swap_remove(j);
+                    }
+                }
+                if self.recvs.len() >= self.cfg.max_reassemblies
+                    || h.data2 as usize > self.cfg.max_message
+                {
                     let stop = stop(&pkt.mad);
                     return self.emit(stop, pkt.addr, pkt.qp);
                 }

@@ -570,6 +570,46 @@ fn the_application_queue_is_bounded() {
 }
 
 #[test]
+fn reassemblies_are_bounded() {
+    let cfg = LayerConfig {
+        max_reassemblies: 8,
+        ..LayerConfig::default()
+    };
+    let mut e = Engine::new(cfg, "sim", 1);
+    e.register(&server()).unwrap();
+    let now = Instant::now();
+    let seg = |tid: u64, last: bool| {
+        let mut m = sa_mad(SET, tid, 256, false);
+        RmppHeader::data(1, true, last, 220).emit(&mut Rmpp::new_unchecked(&mut m[..]));
+        Packet {
+            mad: m,
+            addr: to_b(),
+            qp: 1,
+            status: 0,
+        }
+    };
+    // Finished one-segment messages are remembered, but never more than the bound.
+    for tid in 0..100 {
+        e.on_packet(now, seg(tid, true));
+    }
+    assert_eq!(e.ready().len(), 100);
+    assert_eq!(e.transfers().0, 8);
+    // Unfinished ones fill it; the next is stopped with RESX.
+    for tid in 100..108 {
+        e.on_packet(now, seg(tid, false));
+    }
+    e.take_outbox();
+    e.on_packet(now, seg(200, false));
+    let out = e.take_outbox();
+    let r = Rmpp::new_unchecked(&out[0].mad[..]);
+    assert_eq!(
+        (r.rmpp_type(), r.status()),
+        (RmppType::Stop, RmppStatus::ResourcesExhausted)
+    );
+    assert_eq!(e.transfers().0, 8);
+}
+
+#[test]
 fn registration_refuses_rmpp_where_it_cannot_work() {
     let mut e = Engine::new(LayerConfig::default(), "sim", 1);
     let err = e
