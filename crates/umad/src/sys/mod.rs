@@ -8,6 +8,7 @@
 #![allow(unsafe_code)]
 
 use std::ffi::{CStr, CString, OsString};
+use std::fmt;
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::io::{AsRawFd, RawFd};
@@ -20,6 +21,8 @@ use crate::abi::{
     IbUserMadRegReq, IbUserMadRegReq2, IB_USER_MAD_ENABLE_PKEY, IB_USER_MAD_REGISTER_AGENT,
     IB_USER_MAD_REGISTER_AGENT2, IB_USER_MAD_UNREGISTER_AGENT,
 };
+
+pub mod c_view;
 
 /// An owned file descriptor closed with libc `close` (so an interposer sees the close too).
 #[derive(Debug)]
@@ -64,15 +67,15 @@ fn set_errno(value: i32) {
 }
 
 /// Runs one libc call with errno cleared first, so that afterwards errno says what *this* call
-/// did (0: it set nothing). Returns the call's result and that errno. When `succeeded` (given
-/// the result and that errno) says the call worked, the caller's errno is put back: a
-/// successful wrapper leaves errno as it found it.
-fn traced<T>(succeeded: impl Fn(&T, i32) -> bool, call: impl FnOnce() -> T) -> (T, i32) {
+/// did (0: it set nothing), and returns the call's result with that errno. If the call set
+/// nothing, the caller's errno is put back, so to the program errno looks exactly as if the
+/// call had been made directly (the C ABI's callers compare errno with the C library's).
+fn traced<T>(call: impl FnOnce() -> T) -> (T, i32) {
     let saved = errno();
     set_errno(0);
     let ret = call();
     let after = errno();
-    if succeeded(&ret, after) {
+    if after == 0 {
         set_errno(saved);
     }
     (ret, after)
@@ -98,15 +101,38 @@ pub(crate) fn failure(call: &'static str, ret: i64, errno: i32) -> io::Error {
     if ret == -1 && errno != 0 {
         return io::Error::from_raw_os_error(errno);
     }
-    let why = if ret == -1 {
-        "without setting errno"
-    } else {
-        "which is neither -1 nor a negated errno"
-    };
-    io::Error::other(format!(
-        "{call} failed: it returned {ret} {why} (an interposer such as ibsim's umad2sim \
-         refused the call, e.g. for a descriptor it does not know); treated as EIO"
-    ))
+    io::Error::other(NoErrno { call, ret })
+}
+
+/// A libc call failed without an error code: it returned -1 leaving errno 0, or a value that
+/// is neither -1 nor a negated errno.
+#[derive(Debug)]
+struct NoErrno {
+    call: &'static str,
+    ret: i64,
+}
+
+impl fmt::Display for NoErrno {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let why = if self.ret == -1 {
+            "without setting errno"
+        } else {
+            "which is neither -1 nor a negated errno"
+        };
+        write!(
+            f,
+            "{} failed: it returned {} {why} (an interposer such as ibsim's umad2sim refused \
+             the call, e.g. for a descriptor it does not know); treated as EIO",
+            self.call, self.ret
+        )
+    }
+}
+
+impl std::error::Error for NoErrno {}
+
+/// Whether `e` is a [`failure`] that carries no error code.
+fn is_no_errno(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<NoErrno>())
 }
 
 /// `Ok(ret)` for a non-negative result of `call`, else its [`failure`].
@@ -129,7 +155,6 @@ pub fn open(path: &Path, flags: libc::c_int) -> io::Result<Fd> {
     let fd = check(
         "open",
         traced(
-            |&fd, _| fd >= 0,
             // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
             || i64::from(unsafe { libc::open(c.as_ptr(), flags) }),
         ),
@@ -146,13 +171,11 @@ pub fn open_rw_nonblock(path: &Path) -> io::Result<Fd> {
 ///
 /// ibsim's umad2sim returns `-EWOULDBLOCK` (-11) as the *return value* with errno untouched
 /// when its queue is empty; that is mapped to [`io::ErrorKind::WouldBlock`] like `EAGAIN`
-/// (`failure` in this module has every error mapping). On failure errno is left as the call left it
-/// (0 if it set nothing), which the C ABI's `umad_recv` relies on.
+/// (`failure` in this module has every error mapping).
 pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     let n = check(
         "read",
         traced(
-            |&n, _| n >= 0,
             // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call.
             || unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } as i64,
         ),
@@ -165,7 +188,6 @@ pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     let n = check(
         "write",
         traced(
-            |&n, _| n >= 0,
             // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call.
             || unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) } as i64,
         ),
@@ -204,7 +226,6 @@ pub fn poll_once(
     let n = check(
         "poll",
         traced(
-            |&n, _| n >= 0,
             // SAFETY: `p` is one valid, initialised pollfd and nfds is 1.
             || i64::from(unsafe { libc::poll(&mut p, 1, timeout_ms) }),
         ),
@@ -221,7 +242,6 @@ pub unsafe fn close(fd: RawFd) -> io::Result<()> {
     check(
         "close",
         traced(
-            |&r, _| r >= 0,
             // SAFETY: the caller hands over ownership of `fd` (this function's contract).
             || i64::from(unsafe { libc::close(fd) }),
         ),
@@ -231,7 +251,7 @@ pub unsafe fn close(fd: RawFd) -> io::Result<()> {
 
 /// The result of one `ioctl` made by `call`, with its errno read right after it.
 fn ioctl_result(call: impl FnOnce() -> libc::c_int) -> io::Result<()> {
-    check("ioctl", traced(|&r, _| r >= 0, || i64::from(call()))).map(drop)
+    check("ioctl", traced(|| i64::from(call()))).map(drop)
 }
 
 /// `ioctl(fd, IB_USER_MAD_ENABLE_PKEY)`.
@@ -289,7 +309,6 @@ pub fn read_small_file(path: &Path, max: usize) -> io::Result<Vec<u8>> {
 pub fn read_dir(path: &Path) -> io::Result<Vec<OsString>> {
     let c = cpath(path)?;
     let (dir, err) = traced(
-        |d: &*mut libc::DIR, _| !d.is_null(),
         // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
         || unsafe { libc::opendir(c.as_ptr()) },
     );
@@ -300,7 +319,6 @@ pub fn read_dir(path: &Path) -> io::Result<Vec<OsString>> {
     loop {
         // readdir answers NULL both at the end and on error; only errno tells them apart.
         let (ent, err) = traced(
-            |e: &*mut libc::dirent, err| !e.is_null() || err == 0,
             // SAFETY: `dir` is a live DIR* from opendir, not yet closed.
             || unsafe { libc::readdir(dir) },
         );
@@ -412,7 +430,7 @@ mod tests {
     }
 
     #[test]
-    fn real_calls_report_their_own_errno_and_keep_errno_on_success() {
+    fn real_calls_report_their_own_errno_and_leave_errno_as_libc_would() {
         // A stale errno from earlier must not leak into a later failure's report ...
         set_errno(libc::EINTR);
         let e = read(-1, &mut [0u8; 8]).unwrap_err();
@@ -423,7 +441,7 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
         let e = read_dir(Path::new("/nonexistent/umad-rs-test")).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
-        // ... and a successful call leaves errno as it found it.
+        // ... and a call that sets no errno (here: successful ones) leaves it as it found it.
         set_errno(libc::ENOSPC);
         let fd = open(Path::new("/dev/null"), libc::O_RDWR).unwrap();
         assert_eq!(read(fd.raw(), &mut [0u8; 8]).unwrap(), 0);
