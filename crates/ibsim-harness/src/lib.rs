@@ -40,7 +40,7 @@ use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -603,6 +603,30 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> io::Result<Outp
     })
 }
 
+/// Runs `cmd` with the stdio it was given (e.g. stdout to `/dev/null`, so that reading the
+/// output does not take part in a timing) and a time limit; returns as soon as it exits. On
+/// timeout the process gets SIGTERM (SIGKILL after 5 s) and an error of kind
+/// [`io::ErrorKind::TimedOut`] is returned.
+///
+/// # Errors
+/// Spawning or waiting failed, or the time limit was hit.
+pub fn status_with_timeout(cmd: &mut Command, timeout: Duration) -> io::Result<ExitStatus> {
+    let mut child = cmd.spawn()?;
+    match process::wait_timeout(&mut child, timeout)? {
+        Some(status) => Ok(status),
+        None => {
+            let status = process::terminate(&mut child, TERM_GRACE)?;
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "{:?} did not finish within {timeout:?} (stopped: {status})",
+                    cmd.get_program()
+                ),
+            ))
+        }
+    }
+}
+
 /// Whether the ibsim test stack is installed: the `ibsim` binary, `libumad2sim.so` and
 /// `opensm` (which every harness-based test that needs LIDs uses).
 pub fn ibsim_available() -> bool {
@@ -775,8 +799,8 @@ fn read_lossy(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The last `n` lines of `text`.
-fn tail(text: &str, n: usize) -> String {
+/// The last `n` lines of `text` (for error messages quoting a log).
+pub fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
@@ -851,6 +875,21 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         assert!(err.to_string().contains("started"), "{err}");
         assert!(t0.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn status_with_timeout_keeps_stdio_and_times_out() {
+        let status = status_with_timeout(
+            Command::new("sh")
+                .args(["-c", "echo discarded; exit 4"])
+                .stdout(Stdio::null()),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(status.code(), Some(4));
+        let err = status_with_timeout(Command::new("sleep").arg("30"), Duration::from_millis(50))
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
     }
 
     #[test]
