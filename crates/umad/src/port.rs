@@ -397,10 +397,11 @@ impl Port {
         self.send(agent, mad, addr, timeout_ms.max(1), retries)?;
         let budget = Duration::from_millis(u64::from(timeout_ms.max(1)) * (u64::from(retries) + 1))
             + TRANSACT_SLACK;
-        let until = Instant::now() + budget;
-        let answer = self.wait(Some(until), |mux| match mux.waiting.get(&key)? {
-            Slot::Waiting => None,
-            Slot::Done(_) | Slot::Unregistered => Some(Ok(())),
+        let answer = self.wait(deadline(Some(budget)), |mux| {
+            match mux.waiting.get(&key)? {
+                Slot::Waiting => None,
+                Slot::Done(_) | Slot::Unregistered => Some(Ok(())),
+            }
         })?;
         let mut mux = self.mux();
         match mux.waiting.remove(&key) {
