@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use ibsim_harness::{fabrics_dir, ibsim_available, run_with_timeout, Ibsim, INSTALL_HINT};
+use ibsim_harness::{fabrics_dir, ibsim_available, install_hint, run_with_timeout, Ibsim};
 
 use crate::workspace_root;
 
@@ -142,7 +142,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ));
     }
     if !ibsim_available() {
-        return Err(format!("ibsim is not installed: {INSTALL_HINT}"));
+        return Err(format!("ibsim is not installed: {}", install_hint()));
     }
     let placement = if pin {
         format!("ibsim and clients pinned to CPU {}", pin_to_one_cpu()?)

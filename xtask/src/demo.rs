@@ -5,19 +5,17 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use ibsim_harness::{
-    example_fabric, example_net, find_tool, ibsim_available, run_with_timeout, Ibsim, INSTALL_HINT,
-};
+use ibsim_harness::{example_fabric, example_net, find_tool, run_with_timeout, Ibsim, Need};
+
+use umad::transport::ibsim::ENV_SOCKET;
 
 use crate::{cargo, workspace_root};
 
-/// Env var the umad-rs examples read to talk to ibsim natively.
-const UMAD_IBSIM_ENV: &str = "UMAD_IBSIM";
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs the demo. `Err` carries a message for the user.
 pub fn run() -> Result<(), String> {
-    ensure_installed()?;
+    crate::packages::ensure(&[Need::Ibsim], "cargo xtask demo")?;
     let sim = Ibsim::start(example_fabric()).map_err(|e| format!("starting ibsim: {e}"))?;
     println!(
         "ibsim is running on {} (IBSIM_SOCKNAME={}, logs in {})",
@@ -36,7 +34,7 @@ pub fn run() -> Result<(), String> {
         failures.push(e);
     }
     header(&format!(
-        "umad-rs ibstat: cargo run --quiet -p umad --example ibstat ({UMAD_IBSIM_ENV}={})",
+        "umad-rs ibstat: cargo run --quiet -p umad --example ibstat ({ENV_SOCKET}={})",
         sim.socket_name()
     ));
     if let Err(e) = example(&sim, "ibstat", &[]) {
@@ -88,60 +86,10 @@ fn dr_string(path: &[u8]) -> String {
         .join(",")
 }
 
-/// Installs the ibsim stack with apt-get when running as root; otherwise explains how.
-fn ensure_installed() -> Result<(), String> {
-    if ibsim_available() {
-        return Ok(());
-    }
-    if !is_root() {
-        return Err(format!(
-            "ibsim is not installed. Install it with:\n    sudo apt-get update && sudo {INSTALL_HINT}"
-        ));
-    }
-    println!("ibsim is not installed; installing it (running as root)");
-    let status = |cmd: &mut Command| {
-        cmd.env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .map_err(|e| format!("{cmd:?}: {e}"))
-            .and_then(|s| {
-                if s.success() {
-                    Ok(())
-                } else {
-                    Err(format!("{cmd:?} failed: {s}"))
-                }
-            })
-    };
-    status(Command::new("apt-get").arg("update"))?;
-    status(Command::new("apt-get").args([
-        "install",
-        "-y",
-        "ibsim-utils",
-        "opensm",
-        "infiniband-diags",
-    ]))?;
-    if ibsim_available() {
-        Ok(())
-    } else {
-        Err("ibsim still not usable after apt-get install".into())
-    }
-}
-
-/// Effective uid 0, from `/proc/self/status` (xtask has no libc dependency).
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|ids| ids.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
-}
-
 /// Runs a C infiniband-diags tool under umad2sim and prints its output.
 fn c_tool(sim: &Ibsim, tool: &str, args: &[&str]) -> Result<(), String> {
     let path = find_tool(tool).ok_or_else(|| {
-        let msg = format!("{tool} not found (apt-get install -y infiniband-diags)");
+        let msg = format!("{tool} not found");
         println!("{msg}");
         msg
     })?;
@@ -177,7 +125,7 @@ fn example(sim: &Ibsim, name: &str, args: &[&str]) -> Result<(), String> {
     cmd.args(["run", "--quiet", "-p", "umad", "--example", name, "--"])
         .args(args)
         .current_dir(&root)
-        .env(UMAD_IBSIM_ENV, sim.socket_name());
+        .env(ENV_SOCKET, sim.socket_name());
     run_and_print(&mut cmd, &format!("example {name}"))
 }
 
@@ -210,10 +158,5 @@ mod tests {
     fn dr_strings() {
         assert_eq!(dr_string(&[]), "0");
         assert_eq!(dr_string(example_net::DR_HOST3), "0,1,8,1");
-    }
-
-    #[test]
-    fn is_root_does_not_panic() {
-        let _ = is_root();
     }
 }

@@ -192,7 +192,7 @@ pub fn parse_args(args: &[String]) -> Result<FatTree, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ibsim_harness::{fabrics_dir, find_tool, require_ibsim, run_with_timeout, Ibsim};
+    use ibsim_harness::{fabrics_dir, find_tool, require_ibsim, run_with_timeout, Ibsim, TempDir};
     use std::collections::BTreeMap;
     use std::time::Duration;
 
@@ -302,12 +302,11 @@ mod tests {
         if !require_ibsim("xtask::fattree::generated_2_2_2_4_runs_in_ibsim") {
             return;
         }
-        let dir = std::env::temp_dir().join(format!("umadrs-xtask-fattree-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir::new("umadrs-xtask-fattree").unwrap();
         let net = dir.join("fattree-2-2-2-4.net");
         std::fs::write(&net, small().netfile().unwrap()).unwrap();
         let started = Ibsim::start(&net);
-        std::fs::remove_dir_all(&dir).unwrap();
+        drop(dir);
         let sim = started.expect("ibsim accepts the generated fabric");
         let log = sim.log();
         assert!(!log.contains("ibwarn"), "warnings:\n{log}");

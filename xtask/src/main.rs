@@ -6,6 +6,7 @@ mod demo;
 mod fattree;
 mod fuzz;
 mod libibumad;
+mod packages;
 mod testrun;
 
 use std::ffi::OsString;
@@ -20,9 +21,11 @@ commands:
         print a two-level fat-tree netfile for ibsim (RADIX defaults to 36), e.g.
         `cargo xtask gen-fattree 36 8 28 > fabrics/fattree-1008.net`
   demo  start ibsim on fabrics/example.net, run opensm once, and show the C tools next to
-        the umad-rs examples (installs ibsim with apt-get when run as root)
+        the umad-rs examples (installs the missing ibsim packages with apt-get when run as
+        root, else names the command)
   test [--require-ibsim] [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
-        cargo test --workspace, recording which ibsim-backed tests ran; with
+        install the missing Debian packages the tests need (as root; else name the command),
+        then cargo test --workspace, recording which ibsim-backed tests ran; with
         CI=true or --require-ibsim it fails when fewer than N (default: all of them, testrun::IBSIM_TESTS) ran
   ci [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
         cargo fmt --check, cargo clippy --workspace --all-targets -D warnings, then `test`

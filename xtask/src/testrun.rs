@@ -1,11 +1,10 @@
 //! `cargo xtask test` and `cargo xtask ci`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use ibsim_harness::{ibsim_required, RAN_FILE_ENV, REQUIRE_ENV};
+use ibsim_harness::{ibsim_required, Need, TempDir, RAN_FILE_ENV, REQUIRE_ENV};
 
 use crate::{cargo, workspace_root};
 
@@ -22,7 +21,7 @@ pub struct TestOpts {
 
 /// How many distinct ibsim-backed tests the workspace has. A ratchet: CI fails when fewer
 /// ran, so a test that silently stops reaching ibsim is noticed. Raise it with new tests.
-pub const IBSIM_TESTS: usize = 38;
+pub const IBSIM_TESTS: usize = 40;
 
 impl Default for TestOpts {
     fn default() -> Self {
@@ -62,8 +61,10 @@ pub fn parse_opts(args: &[String], allow_require_flag: bool) -> Result<TestOpts,
 /// Plain `cargo test` (not `--all-targets`) also runs doctests and builds the examples as
 /// programs, which the umad2sim tests run next to the C tools.
 pub fn test(opts: &TestOpts) -> Result<(), String> {
+    crate::packages::ensure(&[Need::Ibsim, Need::Test], "cargo xtask test")?;
     let required = opts.require_ibsim || ibsim_required();
-    let ran_file = ran_file_path();
+    let ran_dir = TempDir::new("umadrs-xtask-test").map_err(|e| e.to_string())?;
+    let ran_file = ran_dir.join("ibsim-ran.txt");
     std::fs::write(&ran_file, "").map_err(|e| format!("{}: {e}", ran_file.display()))?;
 
     // The compatibility tests run C programs and infiniband-diags on the drop-in library.
@@ -84,7 +85,7 @@ pub fn test(opts: &TestOpts) -> Result<(), String> {
     );
     let status = cmd.status();
     let ran = read_ran(&ran_file);
-    let _ = std::fs::remove_file(&ran_file);
+    drop(ran_dir);
 
     println!("\nxtask: ibsim-backed tests that ran ({}):", ran.len());
     for t in &ran {
@@ -143,16 +144,6 @@ fn evaluate(
     }))
 }
 
-fn ran_file_path() -> PathBuf {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    std::env::temp_dir().join(format!(
-        "umadrs-ibsim-ran-{}-{nanos}.txt",
-        std::process::id()
-    ))
-}
-
 /// Distinct non-empty lines of the ran-file.
 fn read_ran(path: &Path) -> BTreeSet<String> {
     std::fs::read_to_string(path)
@@ -164,7 +155,7 @@ fn read_ran(path: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-/// `cargo xtask ci`: fmt check, clippy with `-D warnings`, then [`test`] with CI semantics.
+/// `cargo xtask ci`: fmt check, clippy with `-D warnings`, then [`test()`] with CI semantics.
 /// All steps run; the result fails if any step failed.
 pub fn ci(opts: &TestOpts) -> Result<(), String> {
     let root = workspace_root();
@@ -266,8 +257,8 @@ mod tests {
 
     #[test]
     fn reads_distinct_names() {
-        let path =
-            std::env::temp_dir().join(format!("umadrs-xtask-ran-{}.txt", std::process::id()));
+        let dir = TempDir::new("umadrs-xtask-test").unwrap();
+        let path = dir.join("ran.txt");
         std::fs::write(&path, "b::t\na::t\n\nb::t\n").unwrap();
         assert_eq!(read_ran(&path), set(&["a::t", "b::t"]));
         std::fs::remove_file(&path).unwrap();

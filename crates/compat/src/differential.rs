@@ -56,22 +56,14 @@ pub fn drop_in_dir() -> PathBuf {
     }
 }
 
-/// Whether `CI` is set to `true` or `1` (then a missing drop-in is a failure, not a skip).
-pub fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| {
-        let v = v.trim();
-        v == "1" || v.eq_ignore_ascii_case("true")
-    })
-}
-
 /// Gate for every test that needs the drop-in: call first and `return` on `None`.
 ///
 /// Returns the drop-in directory when `<dir>/libibumad.so.3` exists. Otherwise panics (with
-/// [`BUILD_HINT`]) when [`ci`] is true, and prints a loud `SKIPPED <test>` line to stderr and
-/// returns `None` when it is not.
+/// [`BUILD_HINT`]) when [`ibsim_required`](ibsim_harness::ibsim_required) (e.g. `CI=true`),
+/// and prints a loud `SKIPPED <test>` line to stderr and returns `None` when it is not.
 ///
 /// # Panics
-/// The drop-in is missing and `CI` is `true`/`1`.
+/// The drop-in is missing and `CI` (or `UMAD_REQUIRE_IBSIM`) is set.
 pub fn require_drop_in(test: &str) -> Option<PathBuf> {
     let dir = drop_in_dir();
     let lib = dir.join(SONAME);
@@ -79,7 +71,7 @@ pub fn require_drop_in(test: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     assert!(
-        !ci(),
+        !ibsim_harness::ibsim_required(),
         "{test}: the drop-in {} is missing: {BUILD_HINT} (or set {LIBIBUMAD_DIR_ENV})",
         lib.display()
     );
@@ -737,9 +729,8 @@ mod tests {
 
     #[test]
     fn verify_loaded_tells_the_libraries_apart() {
-        let dir = std::env::temp_dir().join(format!("compat-verify-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let ours = Library::DropIn(dir.clone());
+        let dir = ibsim_harness::TempDir::new("compat-verify").unwrap();
+        let ours = Library::DropIn(dir.to_path_buf());
         let in_dir = dir.join(SONAME);
         assert!(ours.verify_loaded(&in_dir.to_string_lossy()).is_ok());
         let err = ours
@@ -748,7 +739,6 @@ mod tests {
         assert!(err.contains("not the drop-in"), "{err}");
         assert!(ours.verify_loaded("").is_err());
         assert!(Library::System.verify_loaded("").is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -14,21 +14,15 @@ use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
-use ibsim_harness::{find_tool, run_with_timeout, Ibsim};
+use ibsim_harness::{run_with_timeout, Ibsim, SmDaemon};
 
 use crate::{line_diff, Library, SONAME};
 
 /// Default time limit of one tool run.
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
-/// Time limit of `opensm -o`.
-const SM_ONCE_TIMEOUT: Duration = Duration::from_secs(120);
-/// Time a resident opensm gets to log `SUBNET UP`.
-const SM_DAEMON_TIMEOUT: Duration = Duration::from_secs(60);
-/// Grace period between SIGTERM and SIGKILL when stopping a resident opensm.
-const TERM_GRACE: Duration = Duration::from_secs(10);
 /// Prefix of the `LD_DEBUG_OUTPUT` files in a client's scratch directory.
 const LD_DEBUG_FILE: &str = "ld-debug";
 
@@ -143,11 +137,18 @@ pub fn run_tool_with<S: AsRef<OsStr>>(
 /// The scratch directory was not created.
 pub fn client_command(sim: &Ibsim, lib: &Library, program: &str) -> io::Result<Command> {
     let mut cmd = sim.umad2sim_command(program);
-    let scratch = scratch_of(&cmd)?;
-    lib.apply(&mut cmd);
+    use_library(&mut cmd, lib)?;
+    Ok(cmd)
+}
+
+/// Points a umad2sim client command (cwd = its scratch directory) at `lib`, with
+/// `LD_DEBUG=libs` going to a file in the scratch directory.
+fn use_library(cmd: &mut Command, lib: &Library) -> io::Result<()> {
+    let scratch = scratch_of(cmd)?;
+    lib.apply(cmd);
     cmd.env("LD_DEBUG", "libs")
         .env("LD_DEBUG_OUTPUT", scratch.join(LD_DEBUG_FILE));
-    Ok(cmd)
+    Ok(())
 }
 
 fn scratch_of(cmd: &Command) -> io::Result<PathBuf> {
@@ -551,177 +552,43 @@ impl Report {
     }
 }
 
-fn opensm_command(sim: &Ibsim, lib: &Library) -> io::Result<(Command, PathBuf)> {
-    let opensm = find_tool("opensm")
-        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "opensm is not installed"))?;
-    let mut cmd = client_command(sim, lib, &opensm.to_string_lossy())?;
-    let scratch = scratch_of(&cmd)?;
-    cmd.env("OSM_TMP_DIR", &scratch)
-        .env("OSM_CACHE_DIR", &scratch)
-        .arg("-f")
-        .arg(scratch.join("opensm.log"));
-    Ok((cmd, scratch))
-}
-
-/// Runs one opensm sweep (`opensm -o`) under umad2sim on `lib`, like
-/// `Ibsim::run_sm_once` but with the library chosen (scratch `OSM_TMP_DIR`/`OSM_CACHE_DIR`,
-/// `-f <scratch>/opensm.log`, 120 s limit). Returns the run; its stdout is followed by the
-/// log file.
+/// Runs one opensm sweep (`opensm -o`) under umad2sim on `lib` ([`Opensm::run_once`](ibsim_harness::Opensm::run_once) with
+/// the library chosen). Returns the run; its stdout is followed by opensm's log.
 ///
 /// # Errors
-/// opensm missing, timed out, or exited non-zero (the error holds its output and log).
+/// See [`Opensm::run_once`](ibsim_harness::Opensm::run_once) (the error starts with the library's label).
 pub fn run_opensm_once(sim: &Ibsim, lib: &Library) -> io::Result<ToolRun> {
-    let (mut cmd, scratch) = opensm_command(sim, lib)?;
-    cmd.arg("-o");
-    let started = Instant::now();
-    let out = run_with_timeout(&mut cmd, SM_ONCE_TIMEOUT)?;
-    let log = std::fs::read_to_string(scratch.join("opensm.log")).unwrap_or_default();
-    let run = ToolRun {
+    let sweep = sim
+        .opensm()
+        .configure(|cmd| use_library(cmd, lib))
+        .run_once()
+        .map_err(|e| io::Error::new(e.kind(), format!("[{}] {e}", lib.label())))?;
+    Ok(ToolRun {
         lib: lib.label(),
         command: "opensm -o".into(),
-        status: out.status,
+        status: sweep.output.status,
         stdout: format!(
-            "{}\n--- opensm.log ---\n{log}",
-            String::from_utf8_lossy(&out.stdout)
+            "{}\n--- opensm.log ---\n{}",
+            String::from_utf8_lossy(&sweep.output.stdout),
+            sweep.log()
         ),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        libibumad: loaded_libibumad(&scratch),
-        elapsed: started.elapsed(),
-    };
-    if run.status.success() {
-        Ok(run)
-    } else {
-        Err(io::Error::other(format!(
-            "opensm -o failed\n{}",
-            run.describe()
-        )))
-    }
+        stderr: String::from_utf8_lossy(&sweep.output.stderr).into_owned(),
+        libibumad: loaded_libibumad(&sweep.scratch),
+        elapsed: sweep.elapsed,
+    })
 }
 
-/// A resident opensm under umad2sim on a chosen library (for SA queries). Stopped
-/// (SIGTERM, then SIGKILL after 10 s) by [`stop`](Self::stop) or on drop — always before
-/// the [`Ibsim`] it borrows.
-#[derive(Debug)]
-pub struct OpensmDaemon<'a> {
-    sim: &'a Ibsim,
-    child: Option<Child>,
-    scratch: PathBuf,
-    lib: &'static str,
-}
-
-impl<'a> OpensmDaemon<'a> {
-    /// Starts `opensm -d2` (log flushed after every message) and waits for `SUBNET UP`.
-    ///
-    /// # Errors
-    /// opensm missing, exited, or no `SUBNET UP` within 60 s (it is stopped then).
-    pub fn start(sim: &'a Ibsim, lib: &Library) -> io::Result<Self> {
-        let (mut cmd, scratch) = opensm_command(sim, lib)?;
-        let out = std::fs::File::create(scratch.join("opensm.out"))?;
-        cmd.arg("-d2")
-            .stdout(Stdio::from(out.try_clone()?))
-            .stderr(Stdio::from(out));
-        let mut daemon = OpensmDaemon {
-            sim,
-            child: Some(cmd.spawn()?),
-            scratch,
-            lib: lib.label(),
-        };
-        let deadline = Instant::now() + SM_DAEMON_TIMEOUT;
-        loop {
-            if daemon.log().contains("SUBNET UP") {
-                return Ok(daemon);
-            }
-            let exited = match daemon.child.as_mut() {
-                Some(c) => c.try_wait()?,
-                None => None,
-            };
-            if let Some(status) = exited {
-                return Err(io::Error::other(format!(
-                    "[{}] opensm daemon exited ({status}) before SUBNET UP\n{}",
-                    daemon.lib,
-                    daemon.diagnostics()
-                )));
-            }
-            if Instant::now() >= deadline {
-                let diag = daemon.diagnostics();
-                let _ = daemon.stop();
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("[{}] opensm daemon: no SUBNET UP\n{diag}", daemon.lib),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// The ibsim instance this SM runs on.
-    pub fn sim(&self) -> &Ibsim {
-        self.sim
-    }
-
-    /// opensm's log so far.
-    pub fn log(&self) -> String {
-        read_lossy(&self.scratch.join("opensm.log"))
-    }
-
-    /// The `libibumad.so.3` files the daemon's loader initialised.
-    pub fn libibumad(&self) -> Vec<PathBuf> {
-        loaded_libibumad(&self.scratch)
-    }
-
-    fn diagnostics(&self) -> String {
-        let log = self.log();
-        let lines: Vec<&str> = log.lines().collect();
-        format!(
-            "--- opensm output ---\n{}\n--- opensm.log (tail) ---\n{}",
-            read_lossy(&self.scratch.join("opensm.out")).trim_end(),
-            lines[lines.len().saturating_sub(30)..].join("\n")
-        )
-    }
-
-    /// Stops the daemon: SIGTERM (opensm exits cleanly, freeing its ibsim slot), SIGKILL
-    /// after 10 s. Returns its exit status (`None` if already stopped).
-    ///
-    /// # Errors
-    /// Waiting for it failed.
-    pub fn stop(&mut self) -> io::Result<Option<ExitStatus>> {
-        let Some(mut child) = self.child.take() else {
-            return Ok(None);
-        };
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        // By pid, our own unreaped child: it cannot have been recycled.
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let deadline = Instant::now() + TERM_GRACE;
-        while Instant::now() < deadline {
-            if let Some(status) = child.try_wait()? {
-                return Ok(Some(status));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        child.wait().map(Some)
-    }
-}
-
-impl Drop for OpensmDaemon<'_> {
-    fn drop(&mut self) {
-        if let Err(e) = self.stop() {
-            eprintln!("compat: stopping opensm daemon: {e}");
-        }
-    }
-}
-
-fn read_lossy(path: &Path) -> String {
-    std::fs::read(path)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default()
+/// Starts a resident opensm under umad2sim on `lib` ([`Opensm::start_daemon`](ibsim_harness::Opensm::start_daemon) with the
+/// library chosen); [`loaded_libibumad`] of its [`scratch`](SmDaemon::scratch) tells which
+/// library it runs on.
+///
+/// # Errors
+/// See [`Opensm::start_daemon`](ibsim_harness::Opensm::start_daemon) (the error starts with the library's label).
+pub fn start_opensm_daemon<'a>(sim: &'a Ibsim, lib: &Library) -> io::Result<SmDaemon<'a>> {
+    sim.opensm()
+        .configure(|cmd| use_library(cmd, lib))
+        .start_daemon()
+        .map_err(|e| io::Error::new(e.kind(), format!("[{}] {e}", lib.label())))
 }
 
 /// LIDs by node description from `ibnetdiscover` output: a switch's LID from its

@@ -15,8 +15,8 @@
 use std::collections::BTreeMap;
 
 use compat::drop_in::{
-    check_loaded, lids_by_description, mask_run_to_run, run_opensm_once, run_tool, Case,
-    OpensmDaemon, Report,
+    check_loaded, lids_by_description, loaded_libibumad, mask_run_to_run, run_opensm_once,
+    run_tool, start_opensm_daemon, Case, Report,
 };
 use compat::{require_drop_in, Library};
 use ibsim_harness::{example_fabric, fabrics_dir, require_ibsim, Ibsim};
@@ -270,8 +270,8 @@ fn sa_tools_match_with_resident_opensm() {
     let mut per_sm: Vec<BTreeMap<String, String>> = Vec::new();
     for sm_lib in [&ours, &Library::System] {
         let sim = Ibsim::start(example_fabric()).expect("ibsim");
-        let mut daemon = OpensmDaemon::start(&sim, sm_lib).expect("resident opensm");
-        if let Err(e) = check_loaded(sm_lib, &daemon.libibumad()) {
+        let mut daemon = start_opensm_daemon(&sim, sm_lib).expect("resident opensm");
+        if let Err(e) = check_loaded(sm_lib, &loaded_libibumad(daemon.scratch())) {
             report.fail(format!("resident opensm: {e}"));
         }
         let lids = discover_lids(&sim);

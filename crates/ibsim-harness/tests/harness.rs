@@ -6,7 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use ibsim_harness::{
-    example_fabric, example_net, find_tool, require_ibsim, run_with_timeout, Ibsim,
+    example_fabric, example_net, find_tool, ibsim_required, require_ibsim, run_with_timeout, Ibsim,
+    TempDir,
 };
 
 const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -16,9 +17,8 @@ const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 fn c_tool(name: &str, test: &str) -> Option<std::path::PathBuf> {
     let found = find_tool(name);
     if found.is_none() {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
         assert!(
-            !ci,
+            !ibsim_required(),
             "{name} is required under CI: apt-get install -y infiniband-diags"
         );
         eprintln!("SKIPPED {test}: {name} not installed (apt-get install -y infiniband-diags)");
@@ -132,8 +132,7 @@ fn bad_netfile_error_contains_log() {
     if !require_ibsim("ibsim_harness::bad_netfile_error_contains_log") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("umadrs-badnet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("umadrs-badnet").unwrap();
     let net = dir.join("one-sided.net");
     // The switch does not list the HCA's link: ibsim refuses to start.
     std::fs::write(
@@ -142,7 +141,7 @@ fn bad_netfile_error_contains_log() {
     )
     .unwrap();
     let err = Ibsim::start(&net).expect_err("one-sided link must be rejected");
-    std::fs::remove_dir_all(&dir).unwrap();
+    drop(dir);
     let msg = err.to_string();
     assert!(msg.contains("ibsim.log"), "{msg}");
     assert!(msg.contains("is not connected"), "{msg}");
@@ -161,8 +160,9 @@ fn sm_once_then_c_ibstat_is_active() {
         return;
     };
     let sim = Ibsim::start(example_fabric()).expect("start ibsim");
-    sim.run_sm_once().expect("opensm -o");
-    assert!(sim.workdir().join("opensm.log").is_file());
+    let sweep = sim.opensm().run_once().expect("opensm -o");
+    assert!(sweep.scratch.starts_with(sim.workdir()), "{sweep:?}");
+    assert!(sweep.log().contains("SUBNET UP"), "{}", sweep.log());
     let out = run_tool(&sim, &ibstat, &[]);
     assert!(out.contains("CA 'ibsim0'"), "{out}");
     assert!(out.contains("State: Active"), "{out}");
@@ -422,6 +422,54 @@ fn sm_daemon_lifecycle() {
     assert!(!process_exists(sm_pid), "opensm survived drop");
     assert!(!process_exists(ibsim_pid), "ibsim survived drop");
     assert!(!dir.exists());
+}
+
+/// A daemon of the caller's own ([`Ibsim::opensm`]): configure steps run in order on the
+/// command (an error stops the start), it logs into its own scratch directory, exits by
+/// itself on SIGTERM, and is stopped on drop.
+#[test]
+fn own_sm_daemon_and_configure_steps() {
+    const TEST: &str = "ibsim_harness::own_sm_daemon_and_configure_steps";
+    if !require_ibsim(TEST) {
+        return;
+    }
+    let sim = Ibsim::start(example_fabric()).expect("start ibsim");
+    let err = sim
+        .opensm()
+        .configure(|_| Err(io::Error::other("refused by the test")))
+        .start_daemon()
+        .unwrap_err();
+    assert!(err.to_string().contains("refused by the test"), "{err}");
+
+    let seen = std::cell::Cell::new(0);
+    let mut sm = sim
+        .opensm()
+        .host("H-host4")
+        .configure(|cmd| {
+            assert!(cmd.get_current_dir().is_some_and(Path::is_dir));
+            seen.set(seen.get() * 10 + 1);
+            Ok(())
+        })
+        .configure(|_| {
+            seen.set(seen.get() * 10 + 2);
+            Ok(())
+        })
+        .start_daemon()
+        .expect("own opensm daemon");
+    assert_eq!(seen.get(), 12, "configure steps in call order");
+    assert!(sm.scratch().starts_with(sim.workdir()));
+    assert!(sm.log().contains("SUBNET UP"));
+    let pid = sm.pid().expect("running");
+    let status = sm.stop().expect("stop").expect("was running");
+    assert!(status.code().is_some(), "killed, not exited: {status:?}");
+    assert!(!process_exists(pid));
+    assert_eq!(sm.stop().unwrap(), None);
+    assert_eq!(sm.pid(), None);
+
+    let sm = sim.opensm().start_daemon().expect("second own daemon");
+    let pid = sm.pid().expect("running");
+    drop(sm);
+    assert!(!process_exists(pid), "opensm survived drop");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use core::fmt;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
-use umad::abi::{HDR_LEN, HDR_LEN_OLD};
+use umad::abi::{field, HeaderLayout, MadAddrView, UserMadHeader, HDR_LEN};
 use umad::device::Devices;
 
 use crate::ffi::{opt_bytes, set_errno, strerror};
@@ -45,13 +45,18 @@ pub(crate) fn set_new_user_mad_api(on: bool) {
     NEW_USER_MAD_API.store(on, Ordering::Relaxed);
 }
 
+/// The header layout in use: 64 bytes once a port was opened with P_Key support, else 56.
+pub(crate) fn header_layout() -> HeaderLayout {
+    if new_user_mad_api() {
+        HeaderLayout::WithPkey
+    } else {
+        HeaderLayout::Old
+    }
+}
+
 /// `umad_size()`: the header length in use, 64 or 56.
 pub(crate) fn header_size() -> usize {
-    if new_user_mad_api() {
-        HDR_LEN
-    } else {
-        HDR_LEN_OLD
-    }
+    header_layout().header_len()
 }
 
 /// libibumad's `get_abi_version()`: the kernel's user-MAD ABI version, read once per process;
@@ -144,12 +149,12 @@ pub unsafe extern "C" fn umad_debug(level: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn umad_addr_dump(addr: *mut ib_mad_addr_t) {
     // SAFETY: the caller guarantees `addr` is NULL or readable for 44 bytes.
-    let Some(bytes) = (unsafe { opt_bytes(addr.cast::<c_void>(), 44) }) else {
+    let Some(bytes) = (unsafe { opt_bytes(addr.cast::<c_void>(), field::addr::LEN) }) else {
         return;
     };
-    let mut a = [0u8; 44];
-    a.copy_from_slice(bytes);
-    addr_dump(&a);
+    if let Ok(a) = MadAddrView::new_checked(bytes) {
+        addr_dump(&a);
+    }
 }
 
 /// Prints the agent id, status and timeout of a user-MAD header, then its address as
@@ -167,47 +172,42 @@ pub unsafe extern "C" fn umad_dump(umad: *mut c_void) {
     dump_header(bytes);
 }
 
-/// `umad_dump` on a header already in hand (`h` may be shorter than 64 bytes: missing bytes
-/// read as 0).
+/// `umad_dump` on the bytes of a header already in hand (`h` may be shorter than 64 bytes:
+/// missing bytes read as 0). Like C it shows the whole `ib_user_mad_t`, P_Key index included,
+/// whatever the layout in use.
 pub(crate) fn dump_header(h: &[u8]) {
-    let mut full = [0u8; HDR_LEN];
-    let n = h.len().min(HDR_LEN);
-    full[..n].copy_from_slice(&h[..n]);
-    let u32_at = |o: usize| u32::from_ne_bytes([full[o], full[o + 1], full[o + 2], full[o + 3]]);
+    let v = UserMadHeader::from_prefix(h, HeaderLayout::WithPkey);
     ibwarn(
         "umad_dump",
         format_args!(
             "agent id {} status {:x} timeout {}",
-            u32_at(0) as i32,
-            u32_at(4),
-            u32_at(8) as i32
+            v.agent_id() as i32,
+            v.status(),
+            v.timeout_ms() as i32
         ),
     );
-    let mut a = [0u8; 44];
-    a.copy_from_slice(&full[20..64]);
-    addr_dump(&a);
+    addr_dump(&v.addr());
 }
 
-fn addr_dump(a: &[u8; 44]) {
-    let be32 = |o: usize| u32::from_be_bytes([a[o], a[o + 1], a[o + 2], a[o + 3]]);
-    let ne32 = |o: usize| u32::from_ne_bytes([a[o], a[o + 1], a[o + 2], a[o + 3]]);
-    let gid: String = a[16..32].iter().map(|b| format!("{b:02x}")).collect();
+fn addr_dump<T: AsRef<[u8]>>(a: &MadAddrView<T>) {
+    let gid: String = a.gid().iter().map(|b| format!("{b:02x}")).collect();
     ibwarn(
         "umad_addr_dump",
         format_args!(
             "qpn {} qkey 0x{:x} lid {} sl {}\n\
              grh_present {} gid_index {} hop_limit {} traffic_class {} flow_label 0x{:x} pkey_index 0x{:x}\n\
              Gid 0x{}",
-            be32(0) as i32,
-            be32(4),
-            u16::from_be_bytes([a[8], a[9]]),
-            a[10],
-            a[12],
-            a[13],
-            a[14],
-            a[15],
-            ne32(32),
-            u16::from_ne_bytes([a[36], a[37]]),
+            a.qpn() as i32,
+            a.qkey(),
+            a.lid(),
+            a.sl(),
+            a.grh_present(),
+            a.gid_index(),
+            a.hop_limit(),
+            a.traffic_class(),
+            // C prints the network-order field as stored (not swapped).
+            a.flow_label().to_be(),
+            a.pkey_index(),
             gid
         ),
     );

@@ -3,31 +3,29 @@
 //!
 //! A buffer is the kernel header (56 bytes in the old layout, 64 with `pkey_index`) followed
 //! by the MAD; which layout is in use is the process-global flag of [`crate::global`]. Fields
-//! are written through the byte offsets of [`umad::abi::hdr`], so no alignment is assumed.
+//! are read and written through the header view of [`umad::abi`], byte-wise, so no alignment
+//! is assumed; each function touches only the bytes C touches.
 
 use core::ffi::{c_int, c_void};
 
-use umad::abi::{hdr, HDR_LEN_OLD};
+use umad::abi::{field, HeaderLayout, MadAddrView, UserMadHeader, HDR_LEN_OLD};
 
 use crate::ffi::{opt_bytes, opt_bytes_mut, Ptr};
-use crate::global::{header_size, new_user_mad_api, trace};
+use crate::global::{header_layout, header_size, new_user_mad_api, trace};
 use crate::types::ib_mad_addr_t;
 
-/// Offset of `ib_mad_addr_t` inside the header.
-const ADDR_OFFSET: usize = hdr::QPN.start;
-/// Offsets inside `ib_mad_addr_t` of the GRH fields `umad_set_grh` copies.
-const ADDR_HOP_LIMIT: usize = 14;
-const ADDR_TRAFFIC_CLASS: usize = 15;
-const ADDR_GID: core::ops::Range<usize> = 16..32;
-const ADDR_FLOW_LABEL: core::ops::Range<usize> = 32..36;
+/// The bytes up to the P_Key index: what `umad_set_pkey`/`umad_get_pkey` may touch.
+const PKEY_END: usize = field::ADDR + field::addr::PKEY_INDEX.end;
 
-/// The common header fields (every field but `pkey_index`): the first 56 bytes of a buffer.
+/// The common header fields (every field but `pkey_index`): a view of the first 56 bytes of a
+/// buffer.
 ///
 /// # Safety
 /// `umad` is `NULL` or valid for reads and writes of 56 bytes, not otherwise accessed meanwhile.
-unsafe fn common_header<'a>(umad: *mut c_void) -> Option<&'a mut [u8]> {
+unsafe fn common_header<'a>(umad: *mut c_void) -> Option<UserMadHeader<&'a mut [u8]>> {
     // SAFETY: forwarded contract.
-    unsafe { opt_bytes_mut(umad, HDR_LEN_OLD) }
+    let bytes = unsafe { opt_bytes_mut(umad, HDR_LEN_OLD) }?;
+    UserMadHeader::new_checked(bytes, HeaderLayout::Old).ok()
 }
 
 /// Where the MAD starts in `umad`: 64 bytes in with the P_Key-aware header, else 56.
@@ -57,10 +55,10 @@ pub unsafe extern "C" fn umad_size() -> libc::size_t {
 #[no_mangle]
 pub unsafe extern "C" fn umad_status(umad: *mut c_void) -> c_int {
     // SAFETY: the caller guarantees `umad` is NULL or readable for the header.
-    let Some(h) = (unsafe { opt_bytes(umad, hdr::STATUS.end) }) else {
+    let Some(h) = (unsafe { opt_bytes(umad, field::STATUS.end) }) else {
         return -libc::EINVAL;
     };
-    u32::from_ne_bytes([h[4], h[5], h[6], h[7]]) as c_int
+    UserMadHeader::from_prefix(h, header_layout()).status() as c_int
 }
 
 /// The address inside a header (`umad + 20`).
@@ -69,7 +67,7 @@ pub unsafe extern "C" fn umad_status(umad: *mut c_void) -> c_int {
 /// No preconditions: the pointer is only offset, never read.
 #[no_mangle]
 pub unsafe extern "C" fn umad_get_mad_addr(umad: *mut c_void) -> *mut ib_mad_addr_t {
-    umad.cast::<u8>().wrapping_add(ADDR_OFFSET).cast()
+    umad.cast::<u8>().wrapping_add(field::ADDR).cast()
 }
 
 /// Sets (or, with a `NULL` `mad_addr`, clears) the GRH of a header. From `mad_addr` the GID,
@@ -84,30 +82,28 @@ pub unsafe extern "C" fn umad_set_grh(umad: *mut c_void, mad_addr: *mut c_void) 
     // Copy the source first: it may be the header's own address.
     // SAFETY: the caller guarantees `mad_addr` is NULL or readable for 44 bytes; the borrow
     // ends before the header is borrowed mutably below.
-    let src: Option<[u8; 44]> = unsafe { opt_bytes(mad_addr, 44) }.map(|b| {
-        let mut a = [0u8; 44];
+    let src = unsafe { opt_bytes(mad_addr, field::addr::LEN) }.and_then(|b| {
+        let mut a = [0u8; field::addr::LEN];
         a.copy_from_slice(b);
-        a
+        MadAddrView::new_checked(a).ok()
     });
     // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
-    let Some(h) = (unsafe { common_header(umad) }) else {
+    let Some(mut h) = (unsafe { common_header(umad) }) else {
         return -libc::EINVAL;
     };
+    let mut dst = h.addr_mut();
     match src {
-        Some(a) => {
-            h[hdr::GRH_PRESENT] = 1;
-            h[hdr::GID].copy_from_slice(&a[ADDR_GID]);
-            let flow = u32::from_ne_bytes([
-                a[ADDR_FLOW_LABEL.start],
-                a[ADDR_FLOW_LABEL.start + 1],
-                a[ADDR_FLOW_LABEL.start + 2],
-                a[ADDR_FLOW_LABEL.start + 3],
-            ]);
-            h[hdr::FLOW_LABEL].copy_from_slice(&flow.to_be_bytes());
-            h[hdr::HOP_LIMIT] = a[ADDR_HOP_LIMIT];
-            h[hdr::TRAFFIC_CLASS] = a[ADDR_TRAFFIC_CLASS];
+        Some(src) => {
+            dst.set_grh_present(1);
+            dst.set_gid(&src.gid());
+            // C takes the source's flow label as a host-order value (the stored bytes read as
+            // a native word, i.e. the decoded network-order value's `to_be()`) and stores it
+            // in network order.
+            dst.set_flow_label(src.flow_label().to_be());
+            dst.set_hop_limit(src.hop_limit());
+            dst.set_traffic_class(src.traffic_class());
         }
-        None => h[hdr::GRH_PRESENT] = 0,
+        None => dst.set_grh_present(0),
     }
     0
 }
@@ -135,13 +131,14 @@ pub unsafe extern "C" fn umad_set_addr(
         qkey as u32
     );
     // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
-    let Some(h) = (unsafe { common_header(umad) }) else {
+    let Some(mut h) = (unsafe { common_header(umad) }) else {
         return -libc::EINVAL;
     };
-    h[hdr::QPN].copy_from_slice(&(dqp as u32).to_be_bytes());
-    h[hdr::LID].copy_from_slice(&(dlid as u16).to_be_bytes());
-    h[hdr::QKEY].copy_from_slice(&(qkey as u32).to_be_bytes());
-    h[hdr::SL] = sl as u8;
+    let mut a = h.addr_mut();
+    a.set_qpn(dqp as u32);
+    a.set_lid(dlid as u16);
+    a.set_qkey(qkey as u32);
+    a.set_sl(sl as u8);
     0
 }
 
@@ -167,13 +164,14 @@ pub unsafe extern "C" fn umad_set_addr_net(
         u32::from_be(qkey)
     );
     // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
-    let Some(h) = (unsafe { common_header(umad) }) else {
+    let Some(mut h) = (unsafe { common_header(umad) }) else {
         return -libc::EINVAL;
     };
-    h[hdr::QPN].copy_from_slice(&dqp.to_ne_bytes());
-    h[hdr::LID].copy_from_slice(&dlid.to_ne_bytes());
-    h[hdr::QKEY].copy_from_slice(&qkey.to_ne_bytes());
-    h[hdr::SL] = sl as u8;
+    let mut a = h.addr_mut();
+    a.set_qpn(u32::from_be(dqp));
+    a.set_lid(u16::from_be(dlid));
+    a.set_qkey(u32::from_be(qkey));
+    a.set_sl(sl as u8);
     0
 }
 
@@ -186,10 +184,12 @@ pub unsafe extern "C" fn umad_set_addr_net(
 pub unsafe extern "C" fn umad_set_pkey(umad: *mut c_void, pkey_index: c_int) -> c_int {
     if new_user_mad_api() {
         // SAFETY: the caller guarantees `umad` is NULL or writable for the 64-byte header.
-        let Some(h) = (unsafe { opt_bytes_mut(umad, hdr::PKEY_INDEX.end) }) else {
+        let Some(b) = (unsafe { opt_bytes_mut(umad, PKEY_END) }) else {
             return -libc::EINVAL;
         };
-        h[hdr::PKEY_INDEX].copy_from_slice(&(pkey_index as u16).to_ne_bytes());
+        let mut h = UserMadHeader::from_prefix(b, HeaderLayout::WithPkey);
+        h.addr_mut().set_pkey_index(pkey_index as u16);
+        h.write_prefix(b);
     }
     0
 }
@@ -204,13 +204,14 @@ pub unsafe extern "C" fn umad_get_pkey(umad: *mut c_void) -> c_int {
         return 0;
     }
     // SAFETY: the caller guarantees `umad` is NULL or readable for the 64-byte header.
-    let Some(h) = (unsafe { opt_bytes(umad, hdr::PKEY_INDEX.end) }) else {
+    let Some(b) = (unsafe { opt_bytes(umad, PKEY_END) }) else {
         return -libc::EINVAL;
     };
-    c_int::from(u16::from_ne_bytes([
-        h[hdr::PKEY_INDEX.start],
-        h[hdr::PKEY_INDEX.start + 1],
-    ]))
+    c_int::from(
+        UserMadHeader::from_prefix(b, HeaderLayout::WithPkey)
+            .addr()
+            .pkey_index(),
+    )
 }
 
 #[cfg(test)]

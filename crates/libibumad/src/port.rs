@@ -8,12 +8,13 @@
 use core::ffi::{c_char, c_int, c_void};
 use std::path::Path;
 
+use umad::abi::{field, UserMadHeader, HDR_LEN};
 use umad::raw;
 
 use crate::devices::{dev_file, dev_to_umad_id, resolve_ca_name};
 use crate::ffi::{errno, opt_bytes_mut, opt_cstr, opt_mut, set_errno, strerror, Ptr, Str};
 use crate::global::{
-    abi_version, debug_level, dump_header, header_size, set_new_user_mad_api, trace,
+    abi_version, debug_level, dump_header, header_layout, header_size, set_new_user_mad_api, trace,
 };
 
 /// libibumad's `do_umad_open_port` (HEAD), shared by both open functions. Its trace lines carry
@@ -140,11 +141,13 @@ pub unsafe extern "C" fn umad_send(
         return -libc::EINVAL;
     };
     // Only within the bytes the call names (C writes them even past a short buffer).
-    put_u32(buf, 8, timeout_ms as u32);
-    put_u32(buf, 12, retries as u32);
-    put_u32(buf, 0, agentid as u32);
+    let mut h = UserMadHeader::from_prefix(buf, header_layout());
+    h.set_timeout_ms(timeout_ms as u32);
+    h.set_retries(retries as u32);
+    h.set_agent_id(agentid as u32);
+    h.write_prefix(buf);
     if debug_level() > 1 {
-        dump_header(&buf[..buf.len().min(64)]);
+        dump_header(&buf[..buf.len().min(HDR_LEN)]);
     }
     let n = raw::write(portid, buf);
     if let Ok(n) = n {
@@ -233,9 +236,13 @@ pub unsafe extern "C" fn umad_recv(
         set_errno(libc::EINVAL);
         return -libc::EINVAL;
     };
-    match raw::read(portid, buf) {
+    let read = raw::read(portid, buf);
+    // Header fields are taken only where the buffer named by the call holds them.
+    let h = UserMadHeader::from_prefix(buf, header_layout());
+    let holds = |f: core::ops::Range<usize>| buf.len() >= f.end;
+    match read {
         Ok(n) => {
-            let agent = get_u32(buf, 0).unwrap_or(0) as c_int;
+            let agent = if holds(field::ID) { h.agent_id() } else { 0 } as c_int;
             trace!("umad_recv", "mad received by agent {} length {}", agent, n);
             *len = n.saturating_sub(size) as c_int;
             agent
@@ -249,7 +256,8 @@ pub unsafe extern "C" fn umad_recv(
         Err(_) => {
             // C: `*length = mad->length - umad_size()`, truncated to int (only when the
             // buffer named by the call holds that header field).
-            let needed = get_u32(buf, 16).map(|l| u64::from(l).wrapping_sub(size as u64));
+            let needed =
+                holds(field::LENGTH).then(|| u64::from(h.length()).wrapping_sub(size as u64));
             trace!(
                 "umad_recv",
                 "read returned {} > sizeof umad {} + length {} ({})",
@@ -267,19 +275,6 @@ pub unsafe extern "C" fn umad_recv(
             -errno()
         }
     }
-}
-
-/// Stores a host-order `u32` at `offset` if the buffer holds it.
-fn put_u32(buf: &mut [u8], offset: usize, value: u32) {
-    if let Some(field) = buf.get_mut(offset..offset + 4) {
-        field.copy_from_slice(&value.to_ne_bytes());
-    }
-}
-
-/// The host-order `u32` at `offset`, if the buffer holds it.
-fn get_u32(buf: &[u8], offset: usize) -> Option<u32> {
-    let b = buf.get(offset..offset + 4)?;
-    Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// Waits up to `timeout_ms` (negative: forever) for a MAD to receive. Returns 0 when the port

@@ -3,15 +3,13 @@
 
 use core::ffi::{c_int, c_long, c_void};
 
-use umad::abi::{IbUserMadRegReq, IbUserMadRegReq2};
+use umad::abi::{self, AgentRegistration, Fallback, RegisterIoctl};
+use umad::agent::OPENIB_OUI;
 use umad::raw;
 
 use crate::ffi::{errno, opt_bytes, opt_mut, strerror, Ptr};
 use crate::global::trace;
 use crate::types::umad_reg_attr;
-
-/// The OpenIB OUI, used by `umad_register` (big-endian bytes 00 14 05).
-const IB_OPENIB_OUI: u32 = 0x001405;
 
 /// The QP a class is registered on: 0 (SMI) for the subnet-management classes 0x01 and 0x81,
 /// else 1 (GSI).
@@ -19,16 +17,18 @@ fn qpn_for(mgmt_class: c_int) -> u8 {
     u8::from(!(mgmt_class == 0x01 || mgmt_class == 0x81))
 }
 
-/// The 128-bit method mask from a C `long[2]` (zero for `NULL`), as the kernel's `u32[4]`.
+/// The 128-bit method mask from a C `long[2]` (zero for `NULL`), as its two 64-bit words.
 ///
 /// # Safety
 /// `mask` is `NULL` or readable for 16 bytes.
-unsafe fn method_mask_words(mask: *const c_long) -> [u32; 4] {
-    let mut words = [0u32; 4];
+unsafe fn method_mask_words(mask: *const c_long) -> [u64; 2] {
+    let mut words = [0u64; 2];
     // SAFETY: the caller guarantees `mask` is NULL or readable for 16 bytes.
     if let Some(bytes) = unsafe { opt_bytes(mask.cast::<c_void>(), 16) } {
-        for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
-            *w = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(b);
+            *w = u64::from_ne_bytes(x);
         }
     }
     words
@@ -60,17 +60,17 @@ pub unsafe extern "C" fn umad_register(
         Ptr(method_mask.cast())
     );
     let qp = qpn_for(mgmt_class);
-    let oui = IB_OPENIB_OUI.to_be_bytes();
-    let mut req = IbUserMadRegReq {
-        id: 0,
+    let mut req = AgentRegistration {
+        qpn: u32::from(qp),
+        class: mgmt_class as u8,
+        class_version: mgmt_version as u8,
+        flags: 0,
         // SAFETY: the caller guarantees `method_mask` is NULL or readable for 16 bytes.
         method_mask: unsafe { method_mask_words(method_mask) },
-        qpn: qp,
-        mgmt_class: mgmt_class as u8,
-        mgmt_class_version: mgmt_version as u8,
-        oui: [oui[1], oui[2], oui[3]],
+        oui: OPENIB_OUI,
         rmpp_version,
-    };
+    }
+    .req();
     match raw::register_agent(portid, &mut req) {
         Ok(()) => {
             trace!(
@@ -138,16 +138,18 @@ pub unsafe extern "C" fn umad_register_oui(
     let Some(oui_bytes) = oui_bytes else {
         return -libc::EINVAL;
     };
-    let mut req = IbUserMadRegReq {
-        id: 0,
+    let [o0, o1, o2] = oui_bytes;
+    let mut req = AgentRegistration {
+        qpn: 1,
+        class: mgmt_class as u8,
+        class_version: 1,
+        flags: 0,
         // SAFETY: the caller guarantees `method_mask` is NULL or readable for 16 bytes.
         method_mask: unsafe { method_mask_words(method_mask) },
-        qpn: 1,
-        mgmt_class: mgmt_class as u8,
-        mgmt_class_version: 1,
-        oui: oui_bytes,
+        oui: u32::from_be_bytes([0, o0, o1, o2]),
         rmpp_version,
-    };
+    }
+    .req();
     match raw::register_agent(portid, &mut req) {
         Ok(()) => {
             trace!(
@@ -224,88 +226,58 @@ pub unsafe extern "C" fn umad_register2(
         );
         return libc::EINVAL;
     }
-    let qpn = qpn_for(c_int::from(attr.mgmt_class));
-    let mut req = IbUserMadRegReq2 {
-        id: 0,
-        qpn: u32::from(qpn),
-        mgmt_class: attr.mgmt_class,
-        mgmt_class_version: attr.mgmt_class_version,
-        res: 0,
+    let reg = AgentRegistration {
+        qpn: u32::from(qpn_for(c_int::from(attr.mgmt_class))),
+        class: attr.mgmt_class,
+        class_version: attr.mgmt_class_version,
         flags: attr.flags,
         method_mask: attr.method_mask,
         oui: attr.oui,
         rmpp_version: attr.rmpp_version,
-        reserved: [0; 3],
     };
-    let err = match raw::register_agent2(port_fd, &mut req) {
-        Ok(()) => {
+    let outcome = abi::register_agent(
+        &reg,
+        |req2| raw::register_agent2(port_fd, req2),
+        |req| raw::register_agent(port_fd, req),
+    );
+    let fallback = match &outcome {
+        Ok((_, RegisterIoctl::Agent)) => Fallback::Agent,
+        Ok((_, RegisterIoctl::Agent2)) => Fallback::None,
+        Err(f) => f.fallback,
+    };
+    if fallback != Fallback::None {
+        trace!(FUNC, "no kernel support for registration flags");
+    }
+    if fallback == Fallback::Agent {
+        trace!(FUNC, "attempting original register ioctl");
+    }
+    let failure = match outcome {
+        Ok((id, _)) => {
             trace!(
                 FUNC,
                 "fd {} registered to use agent {} qp {} class 0x{:x} oui 0x{:06x}",
                 port_fd,
-                req.id,
-                req.qpn,
-                req.mgmt_class,
+                id,
+                reg.qpn,
+                reg.class,
                 attr.oui
             );
-            *agent_id = req.id;
+            *agent_id = id;
             return 0;
         }
-        Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+        Err(f) => f,
     };
-    let mut rc = err;
-    if err == libc::ENOTTY || err == libc::EINVAL {
-        trace!(FUNC, "no kernel support for registration flags");
-        req.flags = 0;
-        if attr.flags == 0 {
-            trace!(FUNC, "attempting original register ioctl");
-            let mut mask = [0u32; 4];
-            for (i, w) in mask.iter_mut().enumerate() {
-                let word = req.method_mask[i / 2].to_ne_bytes();
-                let half = &word[(i % 2) * 4..(i % 2) * 4 + 4];
-                *w = u32::from_ne_bytes([half[0], half[1], half[2], half[3]]);
-            }
-            let mut v1 = IbUserMadRegReq {
-                id: 0,
-                method_mask: mask,
-                qpn: req.qpn as u8,
-                mgmt_class: req.mgmt_class,
-                mgmt_class_version: req.mgmt_class_version,
-                oui: [
-                    ((req.oui >> 16) & 0xff) as u8,
-                    ((req.oui >> 8) & 0xff) as u8,
-                    (req.oui & 0xff) as u8,
-                ],
-                rmpp_version: req.rmpp_version,
-            };
-            match raw::register_agent(port_fd, &mut v1) {
-                Ok(()) => {
-                    trace!(
-                        FUNC,
-                        "fd {} registered to use agent {} qp {} class 0x{:x} oui 0x{:06x}",
-                        port_fd,
-                        v1.id,
-                        v1.qpn,
-                        v1.mgmt_class,
-                        attr.oui
-                    );
-                    *agent_id = v1.id;
-                    return 0;
-                }
-                Err(e) => rc = e.raw_os_error().unwrap_or(libc::EIO),
-            }
-        }
-    }
-    attr.flags = req.flags;
+    let rc = failure.error.raw_os_error().unwrap_or(libc::EIO);
+    attr.flags = failure.flags;
     trace!(
         FUNC,
         "fd {} registering qp {} class 0x{:x} version {} oui 0x{:06x} failed flags returned 0x{:x} : {}",
         port_fd,
-        req.qpn,
-        req.mgmt_class,
-        req.mgmt_class_version,
+        reg.qpn,
+        reg.class,
+        reg.class_version,
         attr.oui,
-        req.flags,
+        failure.flags,
         strerror(rc)
     );
     rc
@@ -348,9 +320,9 @@ mod tests {
         let mask: [c_long; 2] = [0x8000_0000_0000_0002u64 as c_long, 1];
         // SAFETY: `mask` is readable for 16 bytes.
         let w = unsafe { method_mask_words(mask.as_ptr()) };
-        assert_eq!(w, [2, 0x8000_0000, 1, 0]);
+        assert_eq!(w, [0x8000_0000_0000_0002, 1]);
         // SAFETY: NULL is a zero mask.
-        assert_eq!(unsafe { method_mask_words(core::ptr::null()) }, [0; 4]);
+        assert_eq!(unsafe { method_mask_words(core::ptr::null()) }, [0; 2]);
     }
 
     #[test]

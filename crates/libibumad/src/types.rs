@@ -242,9 +242,51 @@ mod tests {
         assert_eq!(offset_of!(ib_user_mad_t, retries), 12);
         assert_eq!(offset_of!(ib_user_mad_t, length), 16);
         assert_eq!(offset_of!(ib_user_mad_t, addr), 20);
-        // The header offsets the rest of the crate uses (from the umad crate) agree.
-        assert_eq!(umad::abi::hdr::QPN.start, 20);
-        assert_eq!(umad::abi::hdr::PKEY_INDEX.start, 20 + 36);
+    }
+
+    /// The C mirrors agree with the one header view the crate reads and writes through.
+    #[test]
+    fn mirrors_agree_with_the_header_view() {
+        use umad::abi::field;
+        assert_eq!(offset_of!(ib_user_mad_t, agent_id), field::ID.start);
+        assert_eq!(offset_of!(ib_user_mad_t, status), field::STATUS.start);
+        assert_eq!(
+            offset_of!(ib_user_mad_t, timeout_ms),
+            field::TIMEOUT_MS.start
+        );
+        assert_eq!(offset_of!(ib_user_mad_t, retries), field::RETRIES.start);
+        assert_eq!(offset_of!(ib_user_mad_t, length), field::LENGTH.start);
+        assert_eq!(offset_of!(ib_user_mad_t, addr), field::ADDR);
+        assert_eq!(size_of::<ib_user_mad_t>(), umad::abi::HDR_LEN);
+        assert_eq!(size_of::<ib_mad_addr_t>(), field::addr::LEN);
+        assert_eq!(offset_of!(ib_mad_addr_t, qpn), field::addr::QPN.start);
+        assert_eq!(offset_of!(ib_mad_addr_t, qkey), field::addr::QKEY.start);
+        assert_eq!(offset_of!(ib_mad_addr_t, lid), field::addr::LID.start);
+        assert_eq!(offset_of!(ib_mad_addr_t, sl), field::addr::SL);
+        assert_eq!(offset_of!(ib_mad_addr_t, path_bits), field::addr::PATH_BITS);
+        assert_eq!(
+            offset_of!(ib_mad_addr_t, grh_present),
+            field::addr::GRH_PRESENT
+        );
+        assert_eq!(offset_of!(ib_mad_addr_t, gid_index), field::addr::GID_INDEX);
+        assert_eq!(offset_of!(ib_mad_addr_t, hop_limit), field::addr::HOP_LIMIT);
+        assert_eq!(
+            offset_of!(ib_mad_addr_t, traffic_class),
+            field::addr::TRAFFIC_CLASS
+        );
+        assert_eq!(offset_of!(ib_mad_addr_t, gid), field::addr::GID.start);
+        assert_eq!(
+            offset_of!(ib_mad_addr_t, flow_label),
+            field::addr::FLOW_LABEL.start
+        );
+        assert_eq!(
+            offset_of!(ib_mad_addr_t, pkey_index),
+            field::addr::PKEY_INDEX.start
+        );
+        assert_eq!(
+            offset_of!(ib_mad_addr_t, reserved),
+            field::addr::RESERVED.start
+        );
     }
 
     #[test]

@@ -404,6 +404,17 @@ impl<T: AsRef<[u8]>> Mad<T> {
         self.method().is_response()
     }
 
+    /// Whether a MAD layer routes this MAD as a response (to the agent whose TID it carries)
+    /// rather than as a request (by class, version and method): the response bit, or
+    /// `TrapRepress`, or a Baseboard Management MAD with attribute-modifier bit 24 (the
+    /// kernel's `ib_response_mad`).
+    pub fn is_response_mad(&self) -> bool {
+        let m = u8::from(self.method());
+        m & METHOD_RESP_BIT != 0
+            || m == u8::from(Method::TrapRepress)
+            || (u8::from(self.mgmt_class()) == 0x05 && self.attr_mod() & (1 << 24) != 0)
+    }
+
     /// The status word (bytes 4–5).
     pub fn status(&self) -> Status {
         Status(bytes::get_u16(&self.buffer.as_ref()[field::STATUS]))

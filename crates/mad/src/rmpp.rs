@@ -54,6 +54,19 @@ pub const RMPP_SEGMENT_DATA_LEN: usize = crate::header::MAD_SIZE - RMPP_DATA_OFF
 /// The only RMPP version.
 pub const RMPP_VERSION: u8 = 1;
 
+/// Where the data of an RMPP segment starts for `class`: the class header repeated in every
+/// segment (the kernel's `ib_get_mad_data_offset`). SA: 56 (MAD, RMPP and SA headers);
+/// device management, device administration and BIS: 64; vendor range 2: 40 (with the
+/// OUI); any other class: 24. Each segment carries `256 - data_offset(class)` data bytes.
+pub fn data_offset(class: u8) -> usize {
+    match class {
+        0x03 => crate::sa::SA_DATA_OFFSET,
+        0x06 | 0x10 | 0x12 => 64,
+        c if crate::header::is_vendor_range2(c) => crate::vendor::VENDOR_DATA_OFFSET,
+        _ => crate::header::HEADER_LEN,
+    }
+}
+
 /// Management classes whose MADs carry an RMPP header, besides the second
 /// vendor range ([`RMPP_VENDOR_CLASSES`]): SA (0x03), device management
 /// (0x06), device administration (0x10) and BIS (0x12). The list
@@ -538,6 +551,15 @@ mod test {
     use super::*;
     use crate::test_util::{check_offsets, check_round_trip, Case, XorShift};
     use crate::Error;
+
+    #[test]
+    fn data_offset_is_the_class_header_the_kernel_repeats() {
+        assert_eq!(data_offset(0x03), 56);
+        assert_eq!(data_offset(0x06), 64);
+        assert_eq!(data_offset(0x12), 64);
+        assert_eq!(data_offset(0x4f), 40);
+        assert_eq!(data_offset(0x04), 24);
+    }
 
     /// First of three segments of an SA GetTableResp (first 40 bytes):
     /// RMPP v1 DATA, RRespTime 18, Active|First, segment 1, payload 500.

@@ -1,6 +1,6 @@
 //! The address of a MAD: where a send goes, where a received MAD came from.
 
-use crate::abi::{hdr, HeaderLayout};
+use crate::abi::MadAddrView;
 
 /// A Global Route Header, with every field in host order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -119,56 +119,45 @@ impl MadAddr {
         self
     }
 
-    /// Writes the address into a user-MAD header (`hdr` holds at least `layout.header_len()` bytes).
-    /// The P_Key index is only written with the 64-byte layout, as the kernel only reads it there.
-    pub(crate) fn emit(&self, h: &mut [u8], layout: HeaderLayout) {
-        h[hdr::QPN].copy_from_slice(&self.qpn.to_be_bytes());
-        h[hdr::QKEY].copy_from_slice(&self.qkey.to_be_bytes());
-        h[hdr::LID].copy_from_slice(&self.lid.to_be_bytes());
-        h[hdr::SL] = self.sl;
-        h[hdr::PATH_BITS] = self.path_bits;
+    /// Writes the address into the address part of a user-MAD header (see
+    /// [`UserMadHeader::addr_mut`](crate::abi::UserMadHeader::addr_mut)). Without a GRH the
+    /// GRH fields are zeroed; the P_Key index is only written in the 64-byte layout, the only
+    /// one that has it.
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, a: &mut MadAddrView<T>) {
+        a.set_qpn(self.qpn);
+        a.set_qkey(self.qkey);
+        a.set_lid(self.lid);
+        a.set_sl(self.sl);
+        a.set_path_bits(self.path_bits);
         let grh = self.grh.unwrap_or_default();
-        h[hdr::GRH_PRESENT] = u8::from(self.grh.is_some());
-        h[hdr::GID_INDEX] = grh.gid_index;
-        h[hdr::HOP_LIMIT] = grh.hop_limit;
-        h[hdr::TRAFFIC_CLASS] = grh.traffic_class;
-        h[hdr::GID].copy_from_slice(&grh.gid);
-        h[hdr::FLOW_LABEL].copy_from_slice(&grh.flow_label.to_be_bytes());
-        if layout == HeaderLayout::WithPkey {
-            h[hdr::PKEY_INDEX].copy_from_slice(&self.pkey_index.to_ne_bytes());
-        }
+        a.set_grh_present(u8::from(self.grh.is_some()));
+        a.set_gid_index(grh.gid_index);
+        a.set_hop_limit(grh.hop_limit);
+        a.set_traffic_class(grh.traffic_class);
+        a.set_gid(&grh.gid);
+        a.set_flow_label(grh.flow_label);
+        a.set_pkey_index(self.pkey_index);
     }
 
-    /// Reads the address out of a user-MAD header (at least `layout.header_len()` bytes).
-    pub(crate) fn parse(h: &[u8], layout: HeaderLayout) -> MadAddr {
-        let be32 = |r: core::ops::Range<usize>| {
-            u32::from_be_bytes([h[r.start], h[r.start + 1], h[r.start + 2], h[r.start + 3]])
-        };
-        let grh = (h[hdr::GRH_PRESENT] != 0).then(|| {
-            let mut gid = [0u8; 16];
-            gid.copy_from_slice(&h[hdr::GID]);
-            Grh {
-                gid,
-                gid_index: h[hdr::GID_INDEX],
-                hop_limit: h[hdr::HOP_LIMIT],
-                traffic_class: h[hdr::TRAFFIC_CLASS],
-                flow_label: be32(hdr::FLOW_LABEL),
-            }
+    /// Reads the address out of the address part of a user-MAD header (see
+    /// [`UserMadHeader::addr`](crate::abi::UserMadHeader::addr)); the GRH only when the
+    /// header says one is present.
+    pub fn parse<T: AsRef<[u8]>>(a: &MadAddrView<T>) -> MadAddr {
+        let grh = (a.grh_present() != 0).then(|| Grh {
+            gid: a.gid(),
+            gid_index: a.gid_index(),
+            hop_limit: a.hop_limit(),
+            traffic_class: a.traffic_class(),
+            flow_label: a.flow_label(),
         });
-        let pkey_index = match layout {
-            HeaderLayout::WithPkey => {
-                u16::from_ne_bytes([h[hdr::PKEY_INDEX.start], h[hdr::PKEY_INDEX.start + 1]])
-            }
-            HeaderLayout::Old => 0,
-        };
         MadAddr {
-            lid: u16::from_be_bytes([h[hdr::LID.start], h[hdr::LID.start + 1]]),
-            qpn: be32(hdr::QPN),
-            qkey: be32(hdr::QKEY),
-            sl: h[hdr::SL],
-            path_bits: h[hdr::PATH_BITS],
+            lid: a.lid(),
+            qpn: a.qpn(),
+            qkey: a.qkey(),
+            sl: a.sl(),
+            path_bits: a.path_bits(),
             grh,
-            pkey_index,
+            pkey_index: a.pkey_index(),
         }
     }
 }
@@ -176,6 +165,7 @@ impl MadAddr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::abi::{HeaderLayout, UserMadHeader};
 
     #[test]
     fn host_and_network_order_agree() {
@@ -204,7 +194,8 @@ mod tests {
         let a = MadAddr::new(0x1234, 0x0102_0304, 5, 0x8001_0000)
             .with_grh(grh)
             .with_pkey_index(9);
-        a.emit(&mut h, HeaderLayout::WithPkey);
+        let mut view = UserMadHeader::new_checked(&mut h[..], HeaderLayout::WithPkey).unwrap();
+        a.emit(&mut view.addr_mut());
         assert_eq!(&h[20..24], &[1, 2, 3, 4]);
         assert_eq!(&h[24..28], &[0x80, 0x01, 0, 0]);
         assert_eq!(&h[28..30], &[0x12, 0x34]);
@@ -215,13 +206,12 @@ mod tests {
         assert_eq!(h[35], 7);
         assert_eq!(&h[52..56], &[0, 1, 0x23, 0x45]);
         assert_eq!(u16::from_ne_bytes([h[56], h[57]]), 9);
-        assert_eq!(MadAddr::parse(&h, HeaderLayout::WithPkey), a);
+        let view = UserMadHeader::new_checked(&h[..], HeaderLayout::WithPkey).unwrap();
+        assert_eq!(MadAddr::parse(&view.addr()), a);
         // The old layout neither writes nor reads a P_Key index.
         let mut old = [0u8; 56];
-        a.emit(&mut old, HeaderLayout::Old);
-        assert_eq!(
-            MadAddr::parse(&old, HeaderLayout::Old),
-            a.with_pkey_index(0)
-        );
+        let mut view = UserMadHeader::new_checked(&mut old[..], HeaderLayout::Old).unwrap();
+        a.emit(&mut view.addr_mut());
+        assert_eq!(MadAddr::parse(&view.addr()), a.with_pkey_index(0));
     }
 }

@@ -1,10 +1,10 @@
 //! What an agent registers for: class, version, methods, RMPP, OUI.
 
-use crate::abi::{IbUserMadRegReq, IbUserMadRegReq2, USER_RMPP};
+use crate::abi::{AgentRegistration, USER_RMPP};
 use crate::{Error, Result};
 
 /// The OpenIB OUI libibumad's `umad_register` puts into every legacy registration.
-pub const OPENIB_OUI: u32 = 0x00_1405;
+pub use mad::vendor::OPENIB_OUI;
 
 /// An agent's id on its port (0..31 on the kernel), as returned by registration and carried
 /// by every received MAD.
@@ -42,11 +42,6 @@ impl MethodMask {
     /// Whether the mask is empty.
     pub fn is_empty(&self) -> bool {
         self.0 == [0, 0]
-    }
-
-    fn as_u32s(&self) -> [u32; 4] {
-        let [a, b] = self.0;
-        [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]
     }
 }
 
@@ -184,36 +179,17 @@ impl AgentSpec {
         Ok(())
     }
 
-    /// The `IB_USER_MAD_REGISTER_AGENT2` argument.
-    pub(crate) fn to_reg_req2(self) -> IbUserMadRegReq2 {
-        IbUserMadRegReq2 {
+    /// The registration the kernel is asked for (both ioctls' fields; see
+    /// [`abi::register_agent`](crate::abi::register_agent)). The OUI is passed as given, as
+    /// libibumad's `umad_register2` passes it (the kernel looks at it only for vendor classes).
+    pub fn registration(&self) -> AgentRegistration {
+        AgentRegistration {
             qpn: self.qpn(),
-            mgmt_class: self.class,
-            mgmt_class_version: self.class_version,
+            class: self.class,
+            class_version: self.class_version,
             flags: self.flags,
             method_mask: self.methods.0,
             oui: self.oui,
-            rmpp_version: self.rmpp_version,
-            ..IbUserMadRegReq2::default()
-        }
-    }
-
-    /// The legacy `IB_USER_MAD_REGISTER_AGENT` argument (no flags). Non-vendor classes carry
-    /// the OpenIB OUI, as `umad_register` sends it.
-    pub(crate) fn to_reg_req(self) -> IbUserMadRegReq {
-        let oui = if self.is_vendor_oui_class() {
-            self.oui
-        } else {
-            OPENIB_OUI
-        };
-        let [_, o0, o1, o2] = oui.to_be_bytes();
-        IbUserMadRegReq {
-            id: 0,
-            method_mask: self.methods.as_u32s(),
-            qpn: self.qpn() as u8,
-            mgmt_class: self.class,
-            mgmt_class_version: self.class_version,
-            oui: [o0, o1, o2],
             rmpp_version: self.rmpp_version,
         }
     }
@@ -234,7 +210,6 @@ mod tests {
         let m = MethodMask::of(&[1, 63, 64, 127, 200]);
         assert_eq!(m.0, [0x8000_0000_0000_0002, 0x8000_0000_0000_0001]);
         assert!(m.contains(64) && m.contains(1) && !m.contains(2) && !m.contains(200));
-        assert_eq!(m.as_u32s(), [2, 0x8000_0000, 1, 0x8000_0000]);
     }
 
     #[test]
@@ -244,16 +219,12 @@ mod tests {
         assert_eq!(AgentSpec::new(0x04, 1).qpn(), 1);
         let r = AgentSpec::new(0x4f, 1)
             .oui(0x00066a)
-            .methods(MethodMask::of(&[1]))
-            .to_reg_req();
-        assert_eq!(r.oui, [0x00, 0x06, 0x6a]);
-        assert_eq!(r.qpn, 1);
-        assert_eq!(AgentSpec::new(0x04, 1).to_reg_req().oui, [0x00, 0x14, 0x05]);
-        let r2 = AgentSpec::new(0x4f, 1)
-            .oui(0x00066a)
+            .methods(MethodMask::of(&[1, 64]))
             .user_rmpp()
-            .to_reg_req2();
-        assert_eq!((r2.oui, r2.flags, r2.qpn), (0x00066a, 1, 1));
+            .registration();
+        assert_eq!((r.oui, r.flags, r.qpn, r.class), (0x00066a, 1, 1, 0x4f));
+        assert_eq!(r.method_mask, [2, 1]);
+        assert_eq!(AgentSpec::new(0x81, 1).registration().qpn, 0);
     }
 
     #[test]

@@ -181,6 +181,19 @@ pub enum Error {
         /// The room that was offered.
         capacity: usize,
     },
+    /// The port stopped working (its carrier failed, e.g. the simulator went away); every
+    /// call after it reports the same.
+    #[error("{ca} port {port}: the port stopped working: {reason}")]
+    Failed {
+        /// The CA name.
+        ca: String,
+        /// The port number.
+        port: u32,
+        /// What failed, as first reported.
+        reason: String,
+        /// The errno of that failure.
+        errno: i32,
+    },
     /// Talking to an ibsim simulator failed.
     #[error("ibsim {socket:?}: {reason}")]
     Ibsim {
@@ -209,6 +222,9 @@ impl Error {
         };
         if let Some(code) = io.and_then(|e| e.raw_os_error()) {
             return code;
+        }
+        if let Error::Failed { errno, .. } = self {
+            return *errno;
         }
         match self {
             Error::InvalidCaName { .. } | Error::InvalidArgument(_) | Error::Parse { .. } => {

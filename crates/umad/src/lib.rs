@@ -17,6 +17,7 @@ pub mod addr;
 pub mod agent;
 pub mod device;
 pub mod error;
+pub mod layer;
 pub mod port;
 pub mod raw;
 mod sys;

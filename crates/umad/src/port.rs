@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
 use crate::device::{Ca, Devices};
-use crate::transport::ibsim::{IbsimOptions, IbsimTransport};
+use crate::layer::{LayerConfig, MadLayer};
+use crate::transport::ibsim::{IbsimCarrier, IbsimOptions};
 use crate::transport::kernel::KernelTransport;
 use crate::transport::{deadline, Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
 use crate::{Error, Result};
@@ -235,10 +236,13 @@ impl Port {
         )?)))
     }
 
-    /// Connects natively to an ibsim simulator.
+    /// Connects natively to an ibsim simulator: the user-space MAD layer (agents, TIDs,
+    /// timeouts, RMPP) over ibsim's packet sockets.
     pub fn open_ibsim(opts: &IbsimOptions) -> Result<Port> {
-        Ok(Port::from_transport(Box::new(IbsimTransport::connect(
-            opts,
+        let carrier = IbsimCarrier::connect(opts)?;
+        Ok(Port::from_transport(Box::new(MadLayer::new(
+            Box::new(carrier),
+            LayerConfig::default(),
         )?)))
     }
 

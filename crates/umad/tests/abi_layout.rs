@@ -78,8 +78,7 @@ fn rust_values() -> BTreeMap<String, u64> {
 }
 
 fn c_values() -> Option<BTreeMap<String, u64>> {
-    let dir = std::env::temp_dir().join(format!("umad-abi-layout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
+    let dir = ibsim_harness::TempDir::new("umad-abi-layout").ok()?;
     let src = dir.join("layout.c");
     let exe = dir.join("layout");
     std::fs::write(&src, C_PROGRAM).ok()?;
@@ -89,7 +88,6 @@ fn c_values() -> Option<BTreeMap<String, u64>> {
         Ok(o) if o.status.success() => Command::new(&exe).output().ok()?,
         Ok(o) => {
             let msg = String::from_utf8_lossy(&o.stderr).into_owned();
-            let _ = std::fs::remove_dir_all(&dir);
             if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
                 panic!("cannot compile the C layout probe (install gcc and linux-libc-dev): {msg}");
             }
@@ -97,7 +95,6 @@ fn c_values() -> Option<BTreeMap<String, u64>> {
             return None;
         }
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
             if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
                 panic!("no C compiler ({cc}): {e}");
             }
@@ -105,7 +102,6 @@ fn c_values() -> Option<BTreeMap<String, u64>> {
             return None;
         }
     };
-    let _ = std::fs::remove_dir_all(&dir);
     let text = String::from_utf8(out.stdout).ok()?;
     Some(
         text.lines()

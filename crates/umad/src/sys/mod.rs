@@ -14,6 +14,9 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::path::Path;
 
+mod event;
+pub use event::{poll_in2, EventFlag};
+
 use crate::abi::{
     IbUserMadRegReq, IbUserMadRegReq2, IB_USER_MAD_ENABLE_PKEY, IB_USER_MAD_REGISTER_AGENT,
     IB_USER_MAD_REGISTER_AGENT2, IB_USER_MAD_UNREGISTER_AGENT,

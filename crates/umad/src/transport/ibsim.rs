@@ -5,11 +5,13 @@
 //! [`IbsimOptions::from_env`] reading `UMAD_IBSIM` (the socket base name, what ibsim reads from
 //! `IBSIM_SOCKNAME`) and `UMAD_IBSIM_NODE` (node id or description to attach to).
 //!
-//! On top of ibsim's packet exchange this transport gives the kernel's semantics: up to 32
-//! agents with ids, requests demultiplexed by class/version/method mask, responses matched to
-//! their request by TID, and send timeouts and retries enforced here (ibsim itself never times
-//! a request out) that end in a receive with status `ETIMEDOUT`. MADs are at most 256 bytes:
-//! ibsim does no RMPP.
+//! This module is a packet [`Carrier`]: it moves single 256-byte MADs to and from ibsim.
+//! The kernel's semantics — agents, TIDs, timeouts and retries, RMPP — come from the
+//! user-space MAD layer ([`crate::layer`]) on top, which is what [`Port::open_ibsim`]
+//! builds, so MADs of any length travel as RMPP segments (ibsim itself carries at most 256
+//! bytes and does no RMPP).
+//!
+//! [`Port::open_ibsim`]: crate::Port::open_ibsim
 
 use std::collections::VecDeque;
 use std::io;
@@ -20,12 +22,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{deadline, poll_ms, Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
-use crate::abi::MAX_AGENTS;
+use super::Issm;
 use crate::addr::MadAddr;
-use crate::agent::{AgentId, AgentSpec};
 use crate::device::{Ca, NodeType, PortAttrs};
-use crate::sys;
+use crate::layer::{Carrier, Packet};
 use crate::{Error, Result};
 
 /// Environment variable naming the ibsim socket to use (same value as ibsim's `IBSIM_SOCKNAME`).
@@ -148,50 +148,27 @@ impl Ctl {
     }
 }
 
-/// A request waiting for its response.
+/// A port of a simulated node, reached through ibsim's sockets: a packet [`Carrier`].
 #[derive(Debug)]
-struct Pending {
-    agent: AgentId,
-    class: u8,
-    /// TID bits 0..47 as sent (bits 32..47 = agent id).
-    tid: u64,
-    packet: Box<[u8; PACKET_LEN]>,
-    addr: MadAddr,
-    mad_len: usize,
-    timeout: Duration,
-    deadline: Instant,
-    retries_left: u32,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    agents: Vec<Option<AgentSpec>>,
-    pending: Vec<Pending>,
-    ready: VecDeque<Received>,
-}
-
-/// A port of a simulated node, reached through ibsim's sockets.
-#[derive(Debug)]
-pub struct IbsimTransport {
+pub struct IbsimCarrier {
     ctl: Arc<Ctl>,
     data: UnixDatagram,
     port: u32,
     node_id: String,
-    state: Mutex<State>,
+    /// Packets read while waiting for room to send (ibsim stalls when a client leaves its
+    /// packets unread), handed out before the socket's.
+    inbox: Mutex<VecDeque<Packet>>,
 }
 
 static NEXT_CLIENT: AtomicU32 = AtomicU32::new(0);
 
-const TID_AGENT_SHIFT: u32 = 32;
-const TID_OURS: u64 = 0x0000_ffff_ffff_ffff;
+/// Client socket names tried before giving up: names of closed clients are free again, so
+/// the counter wraps and only names in use by live clients are skipped.
+const CLIENT_NAMES: u32 = 4096;
 
-fn is_response(method: u8) -> bool {
-    method & 0x80 != 0 || method == 0x07
-}
-
-impl IbsimTransport {
+impl IbsimCarrier {
     /// Connects to ibsim and attaches to a node's port.
-    pub fn connect(opts: &IbsimOptions) -> Result<IbsimTransport> {
+    pub fn connect(opts: &IbsimOptions) -> Result<IbsimCarrier> {
         let base = opts.socket.clone();
         let fail = |reason: String, source: Option<io::Error>| Error::Ibsim {
             socket: base.clone(),
@@ -214,11 +191,16 @@ impl IbsimTransport {
         // Client ids must be unique per ibsim: derive them from the pid and a counter and
         // move on while a name is taken.
         let pid = std::process::id();
+        let mut tries = 0;
         let (ctl_sock, data, id) = loop {
-            let k = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed);
-            if k > 4096 {
-                return Err(fail("no free client socket name".into(), None));
+            tries += 1;
+            if tries > CLIENT_NAMES {
+                return Err(fail(
+                    format!("all {CLIENT_NAMES} client socket names of this process are in use: close some ports"),
+                    None,
+                ));
             }
+            let k = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed) % CLIENT_NAMES;
             // ibsim prints the id with %d into the socket name it connects to, so it must stay
             // below 2^31; bit 30 keeps it apart from umad2sim's ids (plain pids).
             let id = 0x4000_0000 | ((pid & 0x3_ffff) << 12) | k;
@@ -292,15 +274,12 @@ impl IbsimTransport {
         let connected = abstract_addr(&format!("{base}:out{slot}"))
             .and_then(|a| data.connect_addr(&a))
             .and_then(|()| data.set_nonblocking(true));
-        let mut t = IbsimTransport {
+        let mut t = IbsimCarrier {
             ctl,
             data,
             port: 0,
             node_id,
-            state: Mutex::new(State {
-                agents: vec![None; MAX_AGENTS],
-                ..State::default()
-            }),
+            inbox: Mutex::new(VecDeque::new()),
         };
         connected.map_err(|e| {
             fail(
@@ -343,162 +322,63 @@ impl IbsimTransport {
             .collect())
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn io_err(&self, what: &str, e: io::Error) -> Error {
         self.ctl
             .err(format!("{what} failed: is ibsim still running?"), Some(e))
     }
 
-    fn send_packet(&self, st: &mut State, pkt: &[u8; PACKET_LEN]) -> Result<()> {
-        let give_up = Instant::now() + Duration::from_secs(5);
-        loop {
-            match self.data.send(pkt) {
-                Ok(_) => return Ok(()),
-                // ibsim's queue to us is full of replies we have not read: read them, retry.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < give_up => {
-                    self.drain(st)?;
-                    std::thread::sleep(Duration::from_micros(50));
-                }
-                Err(e) => return Err(self.io_err("sending a MAD", e)),
-            }
-        }
-    }
-
-    /// Reads everything ibsim has queued for us, without blocking (ibsim stalls when a client
-    /// leaves its replies unread).
-    fn drain(&self, st: &mut State) -> Result<()> {
+    /// One datagram off the socket without waiting.
+    fn read_socket(&self) -> Result<Option<Packet>> {
         let mut pkt = [0u8; PACKET_LEN];
         loop {
             match self.data.recv(&mut pkt) {
-                Ok(PACKET_LEN) => self.dispatch(st, &pkt)?,
+                Ok(PACKET_LEN) => return Ok(Some(decode(&pkt))),
                 Ok(_) => {} // not a sim_request: ibsim ignores those too
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.io_err("receiving a MAD", e)),
             }
         }
     }
 
-    fn dispatch(&self, st: &mut State, pkt: &[u8; PACKET_LEN]) -> Result<()> {
-        let be32 = |o: usize| u32::from_be_bytes([pkt[o], pkt[o + 1], pkt[o + 2], pkt[o + 3]]);
-        let status = be32(16);
-        let mad = &pkt[PACKET_MAD..];
-        let (class, class_version, method) = (mad[1], mad[2], mad[3]);
-        let tid = u64::from_be_bytes([
-            mad[8], mad[9], mad[10], mad[11], mad[12], mad[13], mad[14], mad[15],
-        ]);
-        let agent = ((tid >> TID_AGENT_SHIFT) & 0xffff) as AgentId;
-        let find = |st: &State| {
-            st.pending
-                .iter()
-                .position(|p| p.agent == agent && p.class == class && p.tid == tid & TID_OURS)
-        };
-        if status != 0 {
-            // ibsim bounced our own request (no route, link down, injected error, nobody to
-            // forward to): as the kernel would after its timeout, retry or report.
-            if let Some(i) = find(st) {
-                self.retry_or_fail(st, i)?;
-            }
-            return Ok(());
-        }
-        let slid = u16::from_be(u32::from_ne_bytes([pkt[4], pkt[5], pkt[6], pkt[7]]) as u16);
-        let addr = MadAddr::new(slid, be32(12), 0, MadAddr::DEFAULT_QKEY);
-        if is_response(method) {
-            // Responses go to the agent whose request they answer; late ones are dropped, as
-            // the kernel drops responses nobody waits for.
-            if let Some(i) = find(st) {
-                let p = st.pending.swap_remove(i);
-                st.ready.push_back(Received {
-                    agent: p.agent,
-                    status: 0,
-                    addr,
-                    mad: mad.to_vec(),
-                });
-            }
-            return Ok(());
-        }
-        let oui = u32::from_be_bytes([0, mad[37], mad[38], mad[39]]);
-        let target = st.agents.iter().position(|a| {
-            a.is_some_and(|a| {
-                a.class == class
-                    && a.class_version == class_version
-                    && a.methods.contains(method)
-                    && (!a.is_vendor_oui_class() || a.oui == oui)
-            })
-        });
-        if let Some(i) = target {
-            st.ready.push_back(Received {
-                agent: i as AgentId,
-                status: 0,
-                addr,
-                mad: mad.to_vec(),
-            });
-        }
-        Ok(())
-    }
-
-    fn retry_or_fail(&self, st: &mut State, i: usize) -> Result<()> {
-        if st.pending[i].retries_left > 0 {
-            let p = &mut st.pending[i];
-            p.retries_left -= 1;
-            p.deadline = Instant::now() + p.timeout;
-            let pkt = p.packet.clone();
-            return self.send_packet(st, &pkt);
-        }
-        let p = st.pending.swap_remove(i);
-        let mad = p.packet[PACKET_MAD..PACKET_MAD + p.mad_len].to_vec();
-        st.ready.push_back(Received {
-            agent: p.agent,
-            status: STATUS_TIMEOUT,
-            addr: p.addr,
-            mad,
-        });
-        Ok(())
-    }
-
-    /// Retries or fails every request whose time is up; returns the next deadline.
-    fn expire(&self, st: &mut State) -> Result<Option<Instant>> {
-        let now = Instant::now();
-        while let Some(i) = st.pending.iter().position(|p| p.deadline <= now) {
-            self.retry_or_fail(st, i)?;
-        }
-        Ok(st.pending.iter().map(|p| p.deadline).min())
-    }
-
-    /// Reads, expires and retries until `ready` finds something or `until` passes. The state
-    /// lock is never held while sleeping, so other threads can send meanwhile.
-    fn wait<T>(
-        &self,
-        until: Option<Instant>,
-        mut ready: impl FnMut(&mut State) -> Option<T>,
-    ) -> Result<Option<T>> {
-        loop {
-            let next = {
-                let mut st = self.state();
-                self.drain(&mut st)?;
-                let next = self.expire(&mut st)?;
-                if let Some(x) = ready(&mut st) {
-                    return Ok(Some(x));
-                }
-                next
-            };
-            if until.is_some_and(|u| u <= Instant::now()) {
-                return Ok(None);
-            }
-            let wake = match (until, next) {
-                (Some(u), Some(n)) => Some(u.min(n)),
-                (u, n) => u.or(n),
-            };
-            sys::poll_in(self.data.as_raw_fd(), poll_ms(wake))
-                .map_err(|e| self.io_err("waiting for a MAD", e))?;
-        }
+    fn inbox(&self) -> MutexGuard<'_, VecDeque<Packet>> {
+        self.inbox.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-impl Transport for IbsimTransport {
+/// A `struct sim_request` as a packet.
+fn decode(pkt: &[u8; PACKET_LEN]) -> Packet {
+    let be32 = |o: usize| u32::from_be_bytes([pkt[o], pkt[o + 1], pkt[o + 2], pkt[o + 3]]);
+    let slid = u16::from_be(u32::from_ne_bytes([pkt[4], pkt[5], pkt[6], pkt[7]]) as u16);
+    Packet {
+        mad: pkt[PACKET_MAD..].to_vec(),
+        addr: MadAddr::new(slid, be32(12), 0, MadAddr::DEFAULT_QKEY),
+        qp: be32(8),
+        status: be32(16),
+    }
+}
+
+/// A packet as a `struct sim_request`: dlid from the address (the permissive LID makes it
+/// directed route, with slid 0xffff; otherwise slid 0 lets ibsim fill in the port's LID).
+fn encode(p: &Packet) -> [u8; PACKET_LEN] {
+    let mut pkt = [0u8; PACKET_LEN];
+    let dlid = p.addr.lid;
+    let slid: u16 = if dlid == MadAddr::PERMISSIVE_LID {
+        0xffff
+    } else {
+        0
+    };
+    pkt[0..4].copy_from_slice(&u32::from(dlid.to_be()).to_ne_bytes());
+    pkt[4..8].copy_from_slice(&u32::from(slid.to_be()).to_ne_bytes());
+    pkt[8..12].copy_from_slice(&p.addr.qpn.to_be_bytes());
+    pkt[12..16].copy_from_slice(&p.qp.to_be_bytes());
+    pkt[24..32].copy_from_slice(&(MAX_MAD as u64).to_be_bytes());
+    let n = p.mad.len().min(MAX_MAD);
+    pkt[PACKET_MAD..PACKET_MAD + n].copy_from_slice(&p.mad[..n]);
+    pkt
+}
+
+impl Carrier for IbsimCarrier {
     fn ca_name(&self) -> &str {
         CA_NAME
     }
@@ -543,113 +423,35 @@ impl Transport for IbsimTransport {
         })
     }
 
-    fn register(&self, spec: &AgentSpec) -> Result<AgentId> {
-        spec.validate()?;
-        let mut st = self.state();
-        let free =
-            st.agents
-                .iter()
-                .position(Option::is_none)
-                .ok_or_else(|| Error::TooManyAgents {
-                    ca: CA_NAME.to_string(),
-                    port: self.port,
-                    max: MAX_AGENTS,
-                })?;
-        st.agents[free] = Some(*spec);
-        Ok(free as AgentId)
-    }
-
-    fn unregister(&self, agent: AgentId) -> Result<()> {
-        let mut st = self.state();
-        match st.agents.get_mut(agent as usize) {
-            Some(slot @ Some(_)) => {
-                *slot = None;
-                st.pending.retain(|p| p.agent != agent);
-                st.ready.retain(|r| r.agent != agent);
-                Ok(())
+    fn send(&self, p: &Packet) -> Result<()> {
+        if p.mad.len() > MAX_MAD {
+            return Err(Error::InvalidArgument(format!(
+                "ibsim carries packets of at most {MAX_MAD} bytes; this one has {}",
+                p.mad.len()
+            )));
+        }
+        let pkt = encode(p);
+        let give_up = Instant::now() + Duration::from_secs(5);
+        loop {
+            match self.data.send(&pkt) {
+                Ok(_) => return Ok(()),
+                // ibsim's queue to us is full of packets we have not read: read them, retry.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < give_up => {
+                    while let Some(p) = self.read_socket()? {
+                        self.inbox().push_back(p);
+                    }
+                    std::thread::sleep(Duration::from_micros(20));
+                }
+                Err(e) => return Err(self.io_err("sending a MAD", e)),
             }
-            _ => Err(Error::BadAgent {
-                ca: CA_NAME.to_string(),
-                port: self.port,
-                agent,
-            }),
         }
     }
 
-    fn send(&self, out: &Outgoing<'_>) -> Result<()> {
-        let bad = |msg: String| Err(Error::InvalidArgument(msg));
-        if out.mad.len() > MAX_MAD {
-            return bad(format!(
-                "ibsim carries MADs of at most 256 bytes (no RMPP); this one has {}",
-                out.mad.len()
-            ));
+    fn try_recv(&self) -> Result<Option<Packet>> {
+        if let Some(p) = self.inbox().pop_front() {
+            return Ok(Some(p));
         }
-        if out.mad.len() < 24 {
-            return bad(format!(
-                "a MAD has at least the 24-byte common header; this one has {}",
-                out.mad.len()
-            ));
-        }
-        let mut st = self.state();
-        let Some(spec) = st.agents.get(out.agent as usize).copied().flatten() else {
-            return Err(Error::BadAgent {
-                ca: CA_NAME.to_string(),
-                port: self.port,
-                agent: out.agent,
-            });
-        };
-        self.drain(&mut st)?;
-        let mut pkt = Box::new([0u8; PACKET_LEN]);
-        let dlid = out.addr.lid;
-        let slid: u16 = if dlid == MadAddr::PERMISSIVE_LID {
-            0xffff
-        } else {
-            0
-        };
-        pkt[0..4].copy_from_slice(&u32::from(dlid.to_be()).to_ne_bytes());
-        pkt[4..8].copy_from_slice(&u32::from(slid.to_be()).to_ne_bytes());
-        pkt[8..12].copy_from_slice(&out.addr.qpn.to_be_bytes());
-        pkt[12..16].copy_from_slice(&spec.qpn().to_be_bytes());
-        pkt[24..32].copy_from_slice(&(MAX_MAD as u64).to_be_bytes());
-        pkt[PACKET_MAD..PACKET_MAD + out.mad.len()].copy_from_slice(out.mad);
-        let method = out.mad[3];
-        let request = !is_response(method);
-        if request {
-            // Like the kernel, the transport owns the TID's upper half: the agent id goes to
-            // bits 32..47 (ibsim puts its slot number into 48..63).
-            let t = &mut pkt[PACKET_MAD + 8..PACKET_MAD + 12];
-            t.copy_from_slice(&[0, 0, (out.agent >> 8) as u8, out.agent as u8]);
-        }
-        if request && out.timeout_ms > 0 {
-            let m = &pkt[PACKET_MAD..];
-            let tid = u64::from_be_bytes([m[8], m[9], m[10], m[11], m[12], m[13], m[14], m[15]])
-                & TID_OURS;
-            let timeout = Duration::from_millis(u64::from(out.timeout_ms));
-            st.pending
-                .retain(|p| !(p.agent == out.agent && p.tid == tid && p.class == out.mad[1]));
-            st.pending.push(Pending {
-                agent: out.agent,
-                class: out.mad[1],
-                tid,
-                packet: pkt.clone(),
-                addr: out.addr,
-                mad_len: out.mad.len(),
-                timeout,
-                deadline: Instant::now() + timeout,
-                retries_left: out.retries,
-            });
-        }
-        self.send_packet(&mut st, &pkt)
-    }
-
-    fn recv_fit(&self, timeout: Option<Duration>, _capacity: usize) -> Result<Option<Received>> {
-        self.wait(deadline(timeout), |st| st.ready.pop_front())
-    }
-
-    fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
-        Ok(self
-            .wait(deadline(timeout), |st| (!st.ready.is_empty()).then_some(()))?
-            .is_some())
+        self.read_socket()
     }
 
     fn raw_fd(&self) -> RawFd {
@@ -694,7 +496,7 @@ impl Drop for IbsimIssm {
     }
 }
 
-impl Drop for IbsimTransport {
+impl Drop for IbsimCarrier {
     fn drop(&mut self) {
         // ibsim frees a client slot only on DISCONNECT (it has ten).
         let _ = self.ctl.call(CTL_DISCONNECT, &mut []);

@@ -1,12 +1,13 @@
 //! The kernel transport: `/dev/infiniband/umadN` through libc `open`/`ioctl`/`read`/`write`/`poll`.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::io::RawFd;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use super::{deadline, poll_ms, Issm, Outgoing, Received, Transport};
-use crate::abi::{hdr, HeaderLayout, ABI_VERSION, MAX_AGENTS};
+use crate::abi::{self, HeaderLayout, UserMadHeader, ABI_VERSION, MAX_AGENTS};
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
 use crate::device::{Ca, Devices};
@@ -25,7 +26,8 @@ pub struct KernelTransport {
     ca: String,
     port: u32,
     layout: HeaderLayout,
-    agents: Mutex<u64>,
+    /// What each agent this fd registered was registered as (sends are checked against it).
+    agents: Mutex<BTreeMap<AgentId, AgentSpec>>,
 }
 
 impl KernelTransport {
@@ -64,7 +66,7 @@ impl KernelTransport {
             ca,
             port,
             layout,
-            agents: Mutex::new(0),
+            agents: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -73,7 +75,7 @@ impl KernelTransport {
         self.layout
     }
 
-    fn agents(&self) -> std::sync::MutexGuard<'_, u64> {
+    fn agents(&self) -> std::sync::MutexGuard<'_, BTreeMap<AgentId, AgentSpec>> {
         self.agents.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -131,12 +133,7 @@ fn read_message(
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Read::Empty),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                let need = u32::from_ne_bytes([
-                    buf[hdr::LENGTH.start],
-                    buf[hdr::LENGTH.start + 1],
-                    buf[hdr::LENGTH.start + 2],
-                    buf[hdr::LENGTH.start + 3],
-                ]) as usize;
+                let need = UserMadHeader::from_prefix(&buf, layout).length() as usize;
                 if need <= buf.len() {
                     // The kernel's size is no bigger than what it refused: don't loop forever.
                     return Err(io::Error::new(
@@ -158,18 +155,11 @@ fn read_message(
             format!("short read: {n} bytes, less than the {h}-byte header"),
         ));
     }
-    let word = |r: std::ops::Range<usize>| {
-        u32::from_ne_bytes([
-            buf[r.start],
-            buf[r.start + 1],
-            buf[r.start + 2],
-            buf[r.start + 3],
-        ])
-    };
-    let agent = word(hdr::ID);
-    let status = word(hdr::STATUS);
-    let addr = MadAddr::parse(&buf, layout);
     buf.truncate(n);
+    let view = UserMadHeader::new_checked(&buf[..], layout)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    let (agent, status) = (view.agent_id(), view.status());
+    let addr = MadAddr::parse(&view.addr());
     buf.drain(..h);
     Ok(Read::Message(Received {
         agent,
@@ -195,7 +185,7 @@ impl Transport for KernelTransport {
     fn register(&self, spec: &AgentSpec) -> Result<AgentId> {
         spec.validate()?;
         let mut agents = self.agents();
-        if agents.count_ones() as usize >= MAX_AGENTS {
+        if agents.len() >= MAX_AGENTS {
             return Err(Error::TooManyAgents {
                 ca: self.ca.clone(),
                 port: self.port,
@@ -219,35 +209,23 @@ impl Transport for KernelTransport {
                 }
             }
         };
-        let mut req2 = spec.to_reg_req2();
-        let id = match sys::register_agent2(self.fd.raw(), &mut req2) {
-            Ok(()) => req2.id,
-            // Old kernels (ENOTTY) and umad2sim (EINVAL) lack REGISTER_AGENT2: without flags the
-            // legacy ioctl does the same job, as libibumad's umad_register2 falls back.
-            Err(e)
-                if spec.flags == 0
-                    && matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOTTY)) =>
-            {
-                let mut req = spec.to_reg_req();
-                sys::register_agent(self.fd.raw(), &mut req).map_err(err)?;
-                req.id
-            }
-            Err(e) => return Err(err(e)),
-        };
-        if id < 64 {
-            *agents |= 1 << id;
-        }
+        // Old kernels (ENOTTY) and umad2sim (EINVAL) lack REGISTER_AGENT2: without flags the
+        // legacy ioctl does the same job, as libibumad's umad_register2 falls back.
+        let fd = self.fd.raw();
+        let (id, _) = abi::register_agent(
+            &spec.registration(),
+            |req2| sys::register_agent2(fd, req2),
+            |req| sys::register_agent(fd, req),
+        )
+        .map_err(|f| err(f.error))?;
+        agents.insert(id, *spec);
         Ok(id)
     }
 
     fn unregister(&self, agent: AgentId) -> Result<()> {
         let mut agents = self.agents();
-        if agent >= 64 || *agents & (1 << agent) == 0 {
-            return Err(Error::BadAgent {
-                ca: self.ca.clone(),
-                port: self.port,
-                agent,
-            });
+        if !agents.contains_key(&agent) {
+            return Err(self.bad_agent(agent));
         }
         sys::unregister_agent(self.fd.raw(), agent).map_err(|source| Error::Register {
             ca: self.ca.clone(),
@@ -256,18 +234,24 @@ impl Transport for KernelTransport {
             version: 0,
             source,
         })?;
-        *agents &= !(1 << agent);
+        agents.remove(&agent);
         Ok(())
     }
 
+    /// Refuses, before anything is written, what every transport refuses: an agent this port
+    /// did not register ([`Error::BadAgent`]) and a MAD its agent may not send
+    /// ([`AgentSpec::check_send`]: the kernel itself would only say `EINVAL`).
     fn send(&self, out: &Outgoing<'_>) -> Result<()> {
-        let h = self.layout.header_len();
-        let mut buf = vec![0u8; h + out.mad.len()];
-        buf[hdr::ID].copy_from_slice(&out.agent.to_ne_bytes());
-        buf[hdr::TIMEOUT_MS].copy_from_slice(&out.timeout_ms.to_ne_bytes());
-        buf[hdr::RETRIES].copy_from_slice(&out.retries.to_ne_bytes());
-        out.addr.emit(&mut buf, self.layout);
-        buf[h..].copy_from_slice(out.mad);
+        let spec = self.agents().get(&out.agent).copied();
+        spec.ok_or_else(|| self.bad_agent(out.agent))?
+            .check_send(out.mad)?;
+        let mut buf = vec![0u8; self.layout.header_len() + out.mad.len()];
+        let mut view = UserMadHeader::new_checked(&mut buf[..], self.layout)?;
+        view.set_agent_id(out.agent);
+        view.set_timeout_ms(out.timeout_ms);
+        view.set_retries(out.retries);
+        out.addr.emit(&mut view.addr_mut());
+        view.mad_mut().copy_from_slice(out.mad);
         let err = |source| Error::Send {
             ca: self.ca.clone(),
             port: self.port,
@@ -321,6 +305,14 @@ impl Transport for KernelTransport {
 }
 
 impl KernelTransport {
+    fn bad_agent(&self, agent: AgentId) -> Error {
+        Error::BadAgent {
+            ca: self.ca.clone(),
+            port: self.port,
+            agent,
+        }
+    }
+
     fn poll_until(&self, until: Option<std::time::Instant>) -> Result<bool> {
         sys::poll_in(self.fd.raw(), poll_ms(until)).map_err(|e| self.recv_err(e))
     }
@@ -330,8 +322,8 @@ impl Drop for KernelTransport {
     fn drop(&mut self) {
         // The kernel drops agents on close; umad2sim does not (and then crashes on a late MAD
         // for them), so unregister explicitly first.
-        let agents = *self.agents();
-        for id in (0..64).filter(|i| agents & (1u64 << i) != 0) {
+        let agents = std::mem::take(&mut *self.agents());
+        for id in agents.into_keys() {
             let _ = sys::unregister_agent(self.fd.raw(), id);
         }
     }
@@ -340,6 +332,59 @@ impl Drop for KernelTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::MethodMask;
+
+    /// A transport whose "device" is `/dev/null` (every write succeeds), with agents entered
+    /// as if registered: the send checks run exactly as on a umad device.
+    fn null_transport(agents: &[(AgentId, AgentSpec)]) -> KernelTransport {
+        let fd = sys::open_rw_nonblock(std::path::Path::new("/dev/null")).expect("/dev/null");
+        KernelTransport {
+            devices: Devices::new(),
+            fd,
+            ca: "mlx5_0".into(),
+            port: 1,
+            layout: HeaderLayout::WithPkey,
+            agents: Mutex::new(agents.iter().copied().collect()),
+        }
+    }
+
+    fn out(agent: AgentId, mad: &[u8]) -> Outgoing<'_> {
+        Outgoing {
+            agent,
+            mad,
+            addr: MadAddr::gsi(1),
+            timeout_ms: 100,
+            retries: 1,
+        }
+    }
+
+    #[test]
+    fn send_refuses_what_every_transport_refuses() {
+        let sa = AgentSpec::new(0x03, 2).rmpp_version(1);
+        let perf = AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1]));
+        let t = null_transport(&[(0, perf), (5, sa)]);
+        let mut mad = vec![0u8; 1000];
+        mad[..4].copy_from_slice(&[1, 0x03, 2, 0x12]);
+        // An agent this port did not register.
+        let e = t.send(&out(1, &mad[..256])).unwrap_err();
+        assert!(matches!(e, Error::BadAgent { agent: 1, .. }), "{e:?}");
+        assert!(matches!(t.unregister(1), Err(Error::BadAgent { .. })));
+        // Shorter than the common header, on any agent.
+        let e = t.send(&out(0, &mad[..20])).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+        // Longer than one MAD: only for an RMPP agent, only when the MAD is RMPP-ACTIVE.
+        let e = t.send(&out(0, &mad)).unwrap_err();
+        assert!(e.to_string().contains("rmpp_version(1)"), "{e}");
+        let e = t.send(&out(5, &mad)).unwrap_err();
+        assert!(e.to_string().contains("ACTIVE"), "{e}");
+        mad[24] = 1; // RMPP version 1
+        mad[25] = 1; // DATA
+        mad[26] = 0x01 | 0x02; // ACTIVE | FIRST
+        t.send(&out(5, &mad))
+            .expect("an RMPP-active SA message of any length");
+        t.send(&out(0, &mad[..256])).expect("one MAD");
+        t.send(&out(5, &mad[..24])).expect("just the common header");
+    }
 
     /// A fake device queue holding one message of `mad_len` bytes behind a `layout` header,
     /// refusing short buffers the way the kernel does for RMPP messages.
@@ -349,10 +394,11 @@ mod tests {
     ) -> (Vec<u8>, impl FnMut(&mut [u8]) -> io::Result<usize>) {
         let h = layout.header_len();
         let mut msg = vec![0u8; h + mad_len];
-        msg[hdr::ID].copy_from_slice(&3u32.to_ne_bytes());
-        msg[hdr::LENGTH].copy_from_slice(&((h + mad_len) as u32).to_ne_bytes());
-        msg[hdr::LID].copy_from_slice(&0x1234u16.to_be_bytes());
-        for (i, b) in msg[h..].iter_mut().enumerate() {
+        let mut view = UserMadHeader::new_checked(&mut msg[..], layout).unwrap();
+        view.set_agent_id(3);
+        view.set_length((h + mad_len) as u32);
+        view.addr_mut().set_lid(0x1234);
+        for (i, b) in view.mad_mut().iter_mut().enumerate() {
             *b = i as u8;
         }
         let queued = msg.clone();

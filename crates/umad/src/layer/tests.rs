@@ -1,0 +1,689 @@
+//! The MAD layer's engine against scripted peers, on a simulated clock: deterministic.
+
+use std::time::{Duration, Instant};
+
+use mad::{Mad, Rmpp, RmppHeader, RmppStatus, RmppType};
+
+use super::engine::{Engine, LayerConfig};
+use super::Packet;
+use crate::addr::MadAddr;
+use crate::agent::{AgentId, AgentSpec, MethodMask};
+use crate::transport::{Outgoing, Received, STATUS_ABORTED, STATUS_TIMEOUT};
+
+const SA: u8 = 0x03;
+const GET_TABLE: u8 = 0x12;
+const GET_TABLE_RESP: u8 = 0x92;
+const SET: u8 = 0x02;
+const GET_RESP: u8 = 0x81;
+/// SA data bytes per segment.
+const SEG: usize = 200;
+
+fn client() -> AgentSpec {
+    AgentSpec::new(SA, 2).rmpp_version(1)
+}
+
+fn server() -> AgentSpec {
+    client().methods(MethodMask::of(&[GET_TABLE, SET]))
+}
+
+/// An SA MAD of `len` bytes: method, TID, RMPP ACTIVE DATA when `rmpp`, data bytes numbered.
+fn sa_mad(method: u8, tid: u64, len: usize, rmpp: bool) -> Vec<u8> {
+    let mut m = vec![0u8; len.max(56)];
+    m[0] = 1;
+    m[1] = SA;
+    m[2] = 2;
+    m[3] = method;
+    Mad::new_unchecked(&mut m[..]).set_tid(tid);
+    if rmpp {
+        let mut h = RmppHeader::data(0, false, false, 0);
+        h.flags = mad::rmpp::RmppFlags(mad::rmpp::RmppFlags::ACTIVE);
+        h.emit(&mut Rmpp::new_unchecked(&mut m[..]));
+    }
+    for (i, b) in m[56..].iter_mut().enumerate() {
+        *b = (i % 251) as u8 ^ (i / 251) as u8;
+    }
+    m
+}
+
+/// Decides the fate of a packet on the wire: (from A, the packet, its index) → copies to
+/// deliver (0 = lost, 2 = duplicated).
+type Fate = Box<dyn FnMut(bool, &Packet, usize) -> usize>;
+
+/// Two engines on a simulated wire: A at LID 1, B at LID 2, with a hook deciding the fate
+/// of each packet and a clock advanced by hand.
+struct Wire {
+    a: Engine,
+    b: Engine,
+    now: Instant,
+    /// Called for every packet.
+    fate: Fate,
+    sent: usize,
+    /// Packets held back to be delivered after the next one (reordering).
+    held: Vec<(bool, Packet)>,
+    reorder: bool,
+    log: Vec<(bool, RmppType, u32, u32)>,
+}
+
+impl Wire {
+    fn new() -> Wire {
+        let cfg = LayerConfig::default();
+        Wire {
+            a: Engine::new(cfg, "simA", 1),
+            b: Engine::new(cfg, "simB", 1),
+            now: Instant::now(),
+            fate: Box::new(|_, _, _| 1),
+            sent: 0,
+            held: Vec::new(),
+            reorder: false,
+            log: Vec::new(),
+        }
+    }
+
+    /// Moves packets until both outboxes are empty.
+    fn pump(&mut self) {
+        for _ in 0..1_000_000 {
+            let mut out: Vec<(bool, Packet)> = self
+                .a
+                .take_outbox()
+                .into_iter()
+                .map(|p| (true, p))
+                .collect();
+            out.extend(self.b.take_outbox().into_iter().map(|p| (false, p)));
+            if out.is_empty() && self.held.is_empty() {
+                return;
+            }
+            if out.is_empty() {
+                out = std::mem::take(&mut self.held);
+            }
+            for (from_a, p) in out {
+                let n = (self.fate)(from_a, &p, self.sent);
+                self.sent += 1;
+                if let Ok(r) = Rmpp::new_checked(&p.mad[..]) {
+                    if r.flags().is_active() {
+                        self.log
+                            .push((from_a, r.rmpp_type(), r.segment_number(), r.data2()));
+                    }
+                }
+                for _ in 0..n {
+                    if self.reorder && self.sent % 3 == 0 {
+                        self.held.push((from_a, p.clone()));
+                        continue;
+                    }
+                    self.deliver(from_a, p.clone());
+                }
+            }
+        }
+        panic!("the wire never went quiet");
+    }
+
+    fn deliver(&mut self, from_a: bool, p: Packet) {
+        let (src, qp) = (if from_a { 1 } else { 2 }, p.qp);
+        let rx = Packet {
+            mad: p.mad,
+            addr: MadAddr::new(src, qp, 0, MadAddr::DEFAULT_QKEY),
+            qp: p.addr.qpn,
+            status: 0,
+        };
+        let now = self.now;
+        if from_a {
+            self.b.on_packet(now, rx);
+        } else {
+            self.a.on_packet(now, rx);
+        }
+    }
+
+    /// Advances the clock by `d` and fires the timers of both ends, then pumps.
+    fn advance(&mut self, d: Duration) {
+        self.now += d;
+        let now = self.now;
+        self.a.on_timer(now);
+        self.b.on_timer(now);
+        self.pump();
+    }
+
+    /// Runs the clock in steps until `done` or `limit` passes.
+    fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&mut Wire) -> bool) {
+        let end = self.now + limit;
+        while !done(self) {
+            assert!(self.now < end, "not done after {limit:?}");
+            self.advance(Duration::from_millis(50));
+        }
+    }
+
+    fn segments(&self, from_a: bool, t: RmppType) -> Vec<u32> {
+        self.log
+            .iter()
+            .filter(|l| l.0 == from_a && l.1 == t)
+            .map(|l| l.2)
+            .collect()
+    }
+}
+
+fn to_b() -> MadAddr {
+    MadAddr::new(2, 1, 0, MadAddr::DEFAULT_QKEY)
+}
+
+fn send(e: &mut Engine, now: Instant, agent: AgentId, mad: &[u8], addr: MadAddr, t: u32, r: u32) {
+    e.send(
+        now,
+        &Outgoing {
+            agent,
+            mad,
+            addr,
+            timeout_ms: t,
+            retries: r,
+        },
+    )
+    .unwrap();
+}
+
+/// A asks B for a table; B answers with `records_len` bytes of SA data. Returns the wire
+/// (after the answer went out) and what B sent.
+fn table_exchange(data_len: usize, setup: impl FnOnce(&mut Wire)) -> (Wire, Vec<u8>, AgentId) {
+    let mut w = Wire::new();
+    setup(&mut w);
+    let ca = w.a.register(&client()).unwrap();
+    let sb = w.b.register(&server()).unwrap();
+    let now = w.now;
+    send(
+        &mut w.a,
+        now,
+        ca,
+        &sa_mad(GET_TABLE, 0x1234, 256, false),
+        to_b(),
+        1000,
+        3,
+    );
+    w.pump();
+    let req = w.b.ready().pop_front().expect("B got the request");
+    assert_eq!(req.agent, sb);
+    let tid = Mad::new_unchecked(&req.mad[..]).tid();
+    let resp = sa_mad(GET_TABLE_RESP, tid, 56 + data_len, true);
+    send(&mut w.b, now, sb, &resp, req.addr, 0, 3);
+    w.pump();
+    (w, resp, ca)
+}
+
+/// Checks a delivered RMPP message against what was sent: same length, same bytes outside
+/// the RMPP header, and the first segment's RMPP fields.
+fn check_whole(got: &Received, sent: &[u8]) {
+    assert_eq!(got.status, 0);
+    assert_eq!(got.mad.len(), sent.len(), "length");
+    assert_eq!(
+        &got.mad[..24],
+        &{
+            let mut h = sent[..24].to_vec();
+            h[8..12].copy_from_slice(&got.mad[8..12]);
+            h
+        }[..]
+    );
+    assert!(got.mad[36..] == sent[36..], "payload differs");
+    let r = Rmpp::new_checked(&got.mad[..]).unwrap();
+    assert!(r.flags().is_first() && r.flags().is_active());
+    let segs = (sent.len() - 56).div_ceil(SEG).max(1);
+    let pad = segs * SEG - (sent.len() - 56);
+    assert_eq!(r.payload_length() as usize, segs * 220 - pad);
+}
+
+#[test]
+fn one_segment_and_a_thousand_from_server_to_client() {
+    for records in [0, 100, SEG, 1000 * SEG - 37, 1000 * SEG] {
+        let (mut w, sent, ca) = table_exchange(records, |_| {});
+        let got = w.a.ready().pop_front().expect("the whole table");
+        assert_eq!(got.agent, ca);
+        check_whole(&got, &sent);
+        assert!(w.a.ready().is_empty() && w.b.ready().is_empty());
+        assert_eq!(w.a.stats().retransmissions + w.b.stats().retransmissions, 0);
+        // Windows: first 1 segment, then the receiver's 64 at a time.
+        let data = w.segments(false, RmppType::Data);
+        let count = records.div_ceil(SEG).max(1) as u32;
+        assert_eq!(data, (1..=count).collect::<Vec<_>>(), "{records}");
+        let acks = w.segments(true, RmppType::Ack);
+        assert_eq!(acks[0], 1);
+        assert_eq!(*acks.last().unwrap(), count);
+        // Finished transfers linger 10 s for duplicates, then are freed.
+        w.advance(Duration::from_secs(11));
+        assert_eq!(w.a.transfers(), (0, 0));
+        assert_eq!(w.b.transfers(), (0, 0));
+    }
+}
+
+#[test]
+fn one_segment_and_a_thousand_from_client_to_server() {
+    for data_len in [10, 1000 * SEG] {
+        let mut w = Wire::new();
+        let ca = w.a.register(&client()).unwrap();
+        let sb = w.b.register(&server()).unwrap();
+        let now = w.now;
+        let req = sa_mad(SET, 0x77, 56 + data_len, true);
+        send(&mut w.a, now, ca, &req, to_b(), 500, 2);
+        w.pump();
+        let got = w.b.ready().pop_front().expect("the whole request");
+        assert_eq!(got.agent, sb);
+        check_whole(&got, &req);
+        // The request now waits for its response, which B sends as one MAD.
+        let mut resp = sa_mad(GET_RESP, Mad::new_unchecked(&got.mad[..]).tid(), 256, false);
+        resp[56] = 0xaa;
+        send(&mut w.b, now, sb, &resp, got.addr, 0, 0);
+        w.pump();
+        let r = w.a.ready().pop_front().expect("the response");
+        assert_eq!((r.agent, r.status, r.mad[56]), (ca, 0, 0xaa));
+        // No timeout report follows.
+        w.advance(Duration::from_secs(2));
+        assert!(w.a.ready().is_empty());
+    }
+}
+
+#[test]
+fn a_lost_data_segment_is_resent_after_the_ack_timeout() {
+    let mut lost = false;
+    let (mut w, sent, _) = table_exchange(300 * SEG, |w| {
+        w.fate = Box::new(move |from_a, p, _| {
+            let r = Rmpp::new_unchecked(&p.mad[..]);
+            if !from_a && r.rmpp_type() == RmppType::Data && r.segment_number() == 70 && !lost {
+                lost = true;
+                return 0;
+            }
+            1
+        });
+    });
+    assert!(w.a.ready().is_empty(), "delivered despite a hole");
+    w.run_until(Duration::from_secs(10), |w| !w.a.ready().is_empty());
+    check_whole(&w.a.ready().pop_front().unwrap(), &sent);
+    assert!(w.b.stats().retransmissions >= 1);
+    // Segment 70 went out twice, and nothing was delivered twice.
+    assert_eq!(
+        w.segments(false, RmppType::Data)
+            .iter()
+            .filter(|&&s| s == 70)
+            .count(),
+        2
+    );
+    w.advance(Duration::from_secs(3));
+    assert!(w.a.ready().is_empty());
+}
+
+#[test]
+fn a_lost_ack_is_recovered_by_the_senders_resend() {
+    let mut acks = 0;
+    let (mut w, sent, _) = table_exchange(200 * SEG, |w| {
+        w.fate = Box::new(move |from_a, p, _| {
+            let r = Rmpp::new_unchecked(&p.mad[..]);
+            if from_a && r.rmpp_type() == RmppType::Ack {
+                acks += 1;
+                if acks == 2 {
+                    return 0; // the ACK that opens the third window
+                }
+            }
+            1
+        });
+    });
+    w.run_until(Duration::from_secs(10), |w| !w.a.ready().is_empty());
+    check_whole(&w.a.ready().pop_front().unwrap(), &sent);
+    assert!(w.b.stats().retransmissions >= 1);
+}
+
+#[test]
+fn duplicates_and_out_of_order_segments_are_placed_once() {
+    let (mut w, sent, _) = table_exchange(500 * SEG, |w| {
+        w.reorder = true;
+        w.fate = Box::new(|from_a, _, i| if !from_a && i % 7 == 0 { 2 } else { 1 });
+    });
+    w.run_until(Duration::from_secs(20), |w| !w.a.ready().is_empty());
+    check_whole(&w.a.ready().pop_front().unwrap(), &sent);
+    w.advance(Duration::from_secs(3));
+    assert!(w.a.ready().is_empty(), "delivered twice");
+}
+
+/// A sends a 10-segment request to a scripted peer; returns the engine and agent.
+fn scripted_sender(timeout: u32, retries: u32) -> (Engine, AgentId, Instant) {
+    let mut a = Engine::new(LayerConfig::default(), "simA", 1);
+    let ca = a.register(&client()).unwrap();
+    let now = Instant::now();
+    send(
+        &mut a,
+        now,
+        ca,
+        &sa_mad(SET, 9, 56 + 10 * SEG, true),
+        to_b(),
+        timeout,
+        retries,
+    );
+    (a, ca, now)
+}
+
+/// The peer's answer to `seg` (an RMPP packet of A): its header, method flipped, `h`.
+fn answer(seg: &Packet, h: RmppHeader) -> Packet {
+    let mut m = seg.mad.clone();
+    m[3] ^= 0x80;
+    h.emit(&mut Rmpp::new_unchecked(&mut m[..]));
+    Packet {
+        mad: m,
+        addr: MadAddr::new(2, 1, 0, MadAddr::DEFAULT_QKEY),
+        qp: 1,
+        status: 0,
+    }
+}
+
+fn data_segments(out: &[Packet]) -> Vec<u32> {
+    out.iter()
+        .map(|p| Rmpp::new_unchecked(&p.mad[..]))
+        .filter(|r| r.rmpp_type() == RmppType::Data)
+        .map(|r| r.segment_number())
+        .collect()
+}
+
+#[test]
+fn the_peers_window_is_honoured() {
+    let (mut a, _, now) = scripted_sender(1000, 3);
+    let out = a.take_outbox();
+    assert_eq!(data_segments(&out), [1], "the first window is one segment");
+    a.on_packet(now, answer(&out[0], RmppHeader::ack(1, 5)));
+    let out = a.take_outbox();
+    assert_eq!(data_segments(&out), [2, 3, 4, 5]);
+    // An ACK inside the window grants nothing new: nothing is sent.
+    a.on_packet(now, answer(&out[0], RmppHeader::ack(3, 5)));
+    assert!(a.take_outbox().is_empty());
+    a.on_packet(now, answer(&out[0], RmppHeader::ack(5, 12)));
+    let out = a.take_outbox();
+    assert_eq!(data_segments(&out), (6..=10).collect::<Vec<_>>());
+    let last = Rmpp::new_unchecked(&out[4].mad[..]);
+    assert!(last.flags().is_last());
+    assert_eq!(last.payload_length(), 220);
+    a.on_packet(now, answer(&out[0], RmppHeader::ack(10, 12)));
+    assert_eq!(a.transfers(), (0, 0), "the send is complete");
+}
+
+#[test]
+fn stop_and_abort_from_the_receiver_end_the_send() {
+    for (h, nack) in [
+        (
+            RmppHeader::stop_or_abort(false, RmppStatus::ResourcesExhausted),
+            None,
+        ),
+        (
+            RmppHeader::stop_or_abort(true, RmppStatus::TotalTimeTooLong),
+            None,
+        ),
+        (
+            RmppHeader::stop_or_abort(true, RmppStatus::Normal),
+            Some(RmppStatus::IllegalStatus),
+        ),
+    ] {
+        let (mut a, ca, now) = scripted_sender(1000, 3);
+        let out = a.take_outbox();
+        a.on_packet(now, answer(&out[0], h));
+        let r = a.ready().pop_front().expect("the request is reported");
+        assert_eq!((r.agent, r.status), (ca, STATUS_ABORTED));
+        assert_eq!(a.transfers(), (0, 0));
+        let out = a.take_outbox();
+        match nack {
+            None => assert!(out.is_empty()),
+            Some(s) => {
+                let r = Rmpp::new_unchecked(&out[0].mad[..]);
+                assert_eq!((r.rmpp_type(), r.status()), (RmppType::Abort, s));
+            }
+        }
+        // Nothing more happens later.
+        a.on_timer(now + Duration::from_secs(60));
+        assert!(a.ready().is_empty() && a.take_outbox().is_empty());
+    }
+}
+
+#[test]
+fn bad_acks_abort_with_their_status() {
+    for (ack, status) in [
+        (RmppHeader::ack(3, 2), RmppStatus::NewWindowLastTooSmall),
+        (RmppHeader::ack(11, 20), RmppStatus::SegmentNumberTooBig),
+    ] {
+        let (mut a, ca, now) = scripted_sender(1000, 3);
+        let out = a.take_outbox();
+        a.on_packet(now, answer(&out[0], RmppHeader::ack(1, 64)));
+        a.take_outbox();
+        a.on_packet(now, answer(&out[0], ack));
+        let r = Rmpp::new_unchecked(&a.take_outbox()[0].mad[..]).status();
+        assert_eq!(r, status);
+        assert_eq!(a.ready().pop_front().unwrap().status, STATUS_ABORTED);
+        assert!(a.ready().is_empty());
+        let _ = ca;
+    }
+}
+
+#[test]
+fn the_sender_gives_up_after_its_retries_with_etimedout() {
+    let (mut a, ca, now) = scripted_sender(100, 3);
+    let mut firsts = data_segments(&a.take_outbox()).len();
+    let mut t = now;
+    for _ in 0..10 {
+        t += Duration::from_millis(100);
+        a.on_timer(t);
+        firsts += data_segments(&a.take_outbox()).len();
+    }
+    assert_eq!(firsts, 4, "segment 1 once and three resends");
+    let r = a.ready().pop_front().expect("a timeout report");
+    assert_eq!((r.agent, r.status), (ca, STATUS_TIMEOUT));
+    assert!(r.mad.len() <= 256);
+    assert_eq!(a.transfers(), (0, 0));
+    assert!(a.ready().is_empty());
+}
+
+#[test]
+fn a_reassembly_that_never_completes_is_aborted_and_freed() {
+    let mut w = Wire::new();
+    let ca = w.a.register(&client()).unwrap();
+    let sb = w.b.register(&server()).unwrap();
+    let now = w.now;
+    send(
+        &mut w.a,
+        now,
+        ca,
+        &sa_mad(GET_TABLE, 5, 256, false),
+        to_b(),
+        60_000,
+        0,
+    );
+    w.pump();
+    let req = w.b.ready().pop_front().unwrap();
+    // B's segments after the first window vanish; B itself is then forgotten.
+    w.fate = Box::new(|from_a, p, _| {
+        let r = Rmpp::new_unchecked(&p.mad[..]);
+        usize::from(from_a || r.segment_number() <= 3)
+    });
+    let resp = sa_mad(
+        GET_TABLE_RESP,
+        Mad::new_unchecked(&req.mad[..]).tid(),
+        56 + 100 * SEG,
+        true,
+    );
+    send(&mut w.b, now, sb, &resp, req.addr, 0, 0);
+    w.pump();
+    assert_eq!(w.a.transfers().0, 1);
+    w.b.unregister(sb).unwrap();
+    w.log.clear();
+    w.advance(Duration::from_secs(41));
+    assert_eq!(w.a.transfers(), (0, 0), "the reassembly is freed");
+    let aborts: Vec<_> = w
+        .log
+        .iter()
+        .filter(|l| l.0 && l.1 == RmppType::Abort)
+        .collect();
+    assert_eq!(aborts.len(), 1, "T2L abort sent: {:?}", w.log);
+    // The request itself ends with its own timeout.
+    w.run_until(Duration::from_secs(70), |w| !w.a.ready().is_empty());
+    assert_eq!(w.a.ready().pop_front().unwrap().status, STATUS_TIMEOUT);
+}
+
+#[test]
+fn requests_go_to_their_agent_and_responses_by_tid() {
+    let mut w = Wire::new();
+    let pm = w.a.register(&AgentSpec::new(0x04, 1)).unwrap();
+    let _sa = w.a.register(&client()).unwrap();
+    let srv =
+        w.b.register(&AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1])))
+            .unwrap();
+    let now = w.now;
+    let mut req = vec![0u8; 256];
+    req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
+    req[12..16].copy_from_slice(&42u32.to_be_bytes());
+    send(&mut w.a, now, pm, &req, to_b(), 100, 0);
+    w.pump();
+    let r = w.b.ready().pop_front().unwrap();
+    assert_eq!(r.agent, srv);
+    assert_eq!(Mad::new_unchecked(&r.mad[..]).tid() >> 32, u64::from(pm));
+    let mut resp = r.mad.clone();
+    resp[3] = 0x81;
+    send(&mut w.b, now, srv, &resp, r.addr, 0, 0);
+    w.pump();
+    let got = w.a.ready().pop_front().unwrap();
+    assert_eq!((got.agent, got.status), (pm, 0));
+    // A late duplicate response finds no request and is dropped.
+    send(&mut w.b, now, srv, &resp, r.addr, 0, 0);
+    w.pump();
+    assert!(w.a.ready().is_empty());
+    assert_eq!(w.a.stats().dropped_unmatched, 1);
+}
+
+#[test]
+fn the_application_queue_is_bounded() {
+    let cfg = LayerConfig {
+        max_queued: 10,
+        ..LayerConfig::default()
+    };
+    let mut e = Engine::new(cfg, "sim", 1);
+    e.register(&AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1])))
+        .unwrap();
+    let mut req = vec![0u8; 256];
+    req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
+    for _ in 0..100 {
+        e.on_packet(
+            Instant::now(),
+            Packet {
+                mad: req.clone(),
+                addr: to_b(),
+                qp: 1,
+                status: 0,
+            },
+        );
+    }
+    assert_eq!(e.ready().len(), 10);
+    assert_eq!(e.stats().dropped_queue_full, 90);
+}
+
+#[test]
+fn reassemblies_are_bounded() {
+    let cfg = LayerConfig {
+        max_reassemblies: 8,
+        ..LayerConfig::default()
+    };
+    let mut e = Engine::new(cfg, "sim", 1);
+    e.register(&server()).unwrap();
+    let now = Instant::now();
+    let seg = |tid: u64, last: bool| {
+        let mut m = sa_mad(SET, tid, 256, false);
+        RmppHeader::data(1, true, last, 220).emit(&mut Rmpp::new_unchecked(&mut m[..]));
+        Packet {
+            mad: m,
+            addr: to_b(),
+            qp: 1,
+            status: 0,
+        }
+    };
+    // Finished one-segment messages are remembered, but never more than the bound.
+    for tid in 0..100 {
+        e.on_packet(now, seg(tid, true));
+    }
+    assert_eq!(e.ready().len(), 100);
+    assert_eq!(e.transfers().0, 8);
+    // Unfinished ones fill it; the next is stopped with RESX.
+    for tid in 100..108 {
+        e.on_packet(now, seg(tid, false));
+    }
+    e.take_outbox();
+    e.on_packet(now, seg(200, false));
+    let out = e.take_outbox();
+    let r = Rmpp::new_unchecked(&out[0].mad[..]);
+    assert_eq!(
+        (r.rmpp_type(), r.status()),
+        (RmppType::Stop, RmppStatus::ResourcesExhausted)
+    );
+    assert_eq!(e.transfers().0, 8);
+}
+
+#[test]
+fn registration_refuses_rmpp_where_it_cannot_work() {
+    let mut e = Engine::new(LayerConfig::default(), "sim", 1);
+    let err = e
+        .register(&AgentSpec::new(0x81, 1).rmpp_version(1))
+        .unwrap_err();
+    assert!(err.to_string().contains("RMPP"), "{err}");
+    assert!(e.register(&AgentSpec::new(SA, 2).rmpp_version(2)).is_err());
+    let a = e.register(&AgentSpec::new(0x04, 1)).unwrap();
+    // Longer than one MAD without RMPP: refused with the reason.
+    let err = e
+        .send(
+            Instant::now(),
+            &Outgoing {
+                agent: a,
+                mad: &[0u8; 300],
+                addr: to_b(),
+                timeout_ms: 0,
+                retries: 0,
+            },
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("rmpp_version"), "{err}");
+    assert!(e
+        .send(
+            Instant::now(),
+            &Outgoing {
+                agent: 9,
+                mad: &[0u8; 256],
+                addr: to_b(),
+                timeout_ms: 0,
+                retries: 0
+            }
+        )
+        .is_err());
+}
+
+#[test]
+fn hostile_packets_never_panic() {
+    let mut e = Engine::new(LayerConfig::default(), "sim", 1);
+    e.register(&server()).unwrap();
+    e.register(&client()).unwrap();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let now = Instant::now();
+    for i in 0..20_000 {
+        let len = (next() % 300) as usize;
+        let mut m: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if m.len() > 40 && i % 2 == 0 {
+            // Mostly-valid SA RMPP packets reach the deeper paths.
+            m[1] = SA;
+            m[2] = 2;
+            m[3] = [GET_TABLE, GET_TABLE_RESP, SET][i % 3];
+            m[24] = 1;
+            m[26] |= 1;
+            m[25] = (next() % 5) as u8;
+            m[28..32].copy_from_slice(&((next() % 4) as u32).to_be_bytes());
+        }
+        e.on_packet(
+            now + Duration::from_millis(i as u64),
+            Packet {
+                mad: m,
+                addr: to_b(),
+                qp: 1,
+                status: (next() % 8 == 0) as u32 * 110,
+            },
+        );
+        e.take_outbox();
+        e.ready().clear();
+    }
+    e.on_timer(now + Duration::from_secs(100));
+    assert_eq!(e.transfers(), (0, 0));
+}
