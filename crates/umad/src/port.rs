@@ -136,11 +136,12 @@ impl Mux {
 }
 
 /// The key a MAD answers under, if it is an answer at all: a transport's report (non-zero
-/// status, the MAD is the request) or a response (see [`is_response`]).
+/// status, the MAD is the request) or a response (the kernel's rule,
+/// [`mad::Mad::is_response_mad`]).
 fn reply_key(r: &Received) -> Option<Key> {
     let tid = tid_low(&r.mad)?;
-    let method = *r.mad.get(3)?;
-    (r.status != 0 || is_response(method)).then_some((r.agent, tid))
+    let answer = r.status != 0 || mad::Mad::new_checked(&r.mad[..]).ok()?.is_response_mad();
+    answer.then_some((r.agent, tid))
 }
 
 /// An opened port: register agents on it, send and receive MADs.
@@ -401,10 +402,11 @@ impl Port {
         self.send(agent, mad, addr, timeout_ms.max(1), retries)?;
         let budget = Duration::from_millis(u64::from(timeout_ms.max(1)) * (u64::from(retries) + 1))
             + TRANSACT_SLACK;
-        let until = Instant::now() + budget;
-        let answer = self.wait(Some(until), |mux| match mux.waiting.get(&key)? {
-            Slot::Waiting => None,
-            Slot::Done(_) | Slot::Unregistered => Some(Ok(())),
+        let answer = self.wait(deadline(Some(budget)), |mux| {
+            match mux.waiting.get(&key)? {
+                Slot::Waiting => None,
+                Slot::Done(_) | Slot::Unregistered => Some(Ok(())),
+            }
         })?;
         let mut mux = self.mux();
         match mux.waiting.remove(&key) {
@@ -528,16 +530,9 @@ impl AsRawFd for Port {
 }
 
 /// The lower 32 bits of a MAD's TID (bytes 12..16), the part the sender owns.
-pub(crate) fn tid_low(mad: &[u8]) -> Option<u32> {
+fn tid_low(mad: &[u8]) -> Option<u32> {
     mad.get(12..16)
         .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-/// Whether a MAD with this method byte answers a request: the response bit (0x80) is set, or
-/// it is a TrapRepress (0x07), which answers a Trap. (The kernel's rule, less its special case
-/// for the Baseboard Management class.)
-pub(crate) fn is_response(method: u8) -> bool {
-    mad::Method::from(method).is_response() || method == u8::from(mad::Method::TrapRepress)
 }
 
 #[cfg(test)]

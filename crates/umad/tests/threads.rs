@@ -18,7 +18,7 @@ use ibsim_harness::{example_fabric, example_net as net, require_ibsim, Ibsim};
 use mad::attr::id;
 use mad::{DrPath, Method, NodeInfo, Smp};
 use umad::transport::ibsim::IbsimOptions;
-use umad::{AgentSpec, Error, MadAddr, Port, Received};
+use umad::{AgentSpec, Error, MadAddr, MethodMask, Port, Received};
 
 const DR: u8 = 0x81;
 
@@ -212,11 +212,15 @@ fn ibsim_the_same_agent_and_tid_at_once_is_refused() {
     let port = open(&sim);
     let a = port.register(&AgentSpec::new(DR, 1)).unwrap();
     let b = port.register(&AgentSpec::new(DR, 1)).unwrap();
-    // ibsim forwards SMInfo to the SM client of the node asked; H-host3's (another client,
-    // with no agent to take it) never answers, so the request waits for its timeout.
+    // ibsim hands SMInfo to the SM client of the node asked. H-host3's (another client)
+    // takes the request with an agent of its own and never answers, so the request waits for
+    // its timeout.
     let mut opts = IbsimOptions::new(sim.socket_name()).node("H-host3");
     opts.issm = true;
-    let _silent_sm = Port::open_ibsim(&opts).expect("attach to H-host3 as its SM");
+    let sm = Port::open_ibsim(&opts).expect("attach to H-host3 as its SM");
+    let sm_agent = sm
+        .register(&AgentSpec::new(DR, 1).methods(MethodMask::of(&[Method::Get.into()])))
+        .unwrap();
     let path = DrPath::from_hops(net::DR_HOST3).unwrap();
     let dead = Smp::dr_request(Method::Get, id::SM_INFO, 0, 0x55, &path);
     thread::scope(|s| {
@@ -224,7 +228,11 @@ fn ibsim_the_same_agent_and_tid_at_once_is_refused() {
             port.transact(a, &dead, &MadAddr::directed_route(), 1000, 0)
                 .unwrap()
         });
-        thread::sleep(Duration::from_millis(100));
+        let held = sm
+            .recv(Some(Duration::from_secs(2)))
+            .unwrap()
+            .expect("the SMInfo request");
+        assert_eq!((held.agent, tid_of(&held)), (sm_agent, 0x55));
         let started = Instant::now();
         let e = port
             .transact(

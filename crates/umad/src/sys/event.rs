@@ -4,7 +4,7 @@
 use std::io;
 use std::os::unix::io::RawFd;
 
-use super::Fd;
+use super::{check, traced, Fd};
 
 /// A level-triggered flag backed by an `eventfd`: it polls readable while raised.
 #[derive(Debug)]
@@ -13,12 +13,14 @@ pub struct EventFlag(Fd);
 impl EventFlag {
     /// A lowered flag (non-blocking, close-on-exec).
     pub fn new() -> io::Result<EventFlag> {
-        // SAFETY: eventfd takes no pointers; the result is checked before use.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(EventFlag(Fd(fd)))
+        let fd = check(
+            "eventfd",
+            traced(
+                // SAFETY: eventfd takes no pointers; the result is checked before use.
+                || i64::from(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }),
+            ),
+        )?;
+        Ok(EventFlag(Fd(fd as RawFd)))
     }
 
     /// The descriptor.
@@ -60,14 +62,17 @@ pub fn poll_in2(a: RawFd, b: RawFd, timeout_ms: libc::c_int) -> io::Result<(bool
         },
     ];
     loop {
-        // SAFETY: `p` is an array of two initialised pollfds and nfds is 2.
-        let n = unsafe { libc::poll(p.as_mut_ptr(), 2, timeout_ms) };
-        if n >= 0 {
-            return Ok((p[0].revents != 0, p[1].revents != 0));
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        let polled = check(
+            "poll",
+            traced(
+                // SAFETY: `p` is an array of two initialised pollfds and nfds is 2.
+                || i64::from(unsafe { libc::poll(p.as_mut_ptr(), 2, timeout_ms) }),
+            ),
+        );
+        match polled {
+            Ok(_) => return Ok((p[0].revents != 0, p[1].revents != 0)),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }
