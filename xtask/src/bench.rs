@@ -8,6 +8,9 @@
 //! whether the scheduler puts ibsim and the client on the same CPU (a serial SMP round trip
 //! costs ≈ 15 µs on one CPU, ≈ 83 µs across two); pinned, runs agree within a few percent and
 //! the library's own cost is a larger share of the total. `--no-pin` measures unpinned.
+//!
+//! The options, the pinning, the median, the goal check and locating our library are shared
+//! with `cargo xtask bench-rmpp` ([`crate::bench_rmpp`]).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -16,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use ibsim_harness::{fabrics_dir, ibsim_available, install_hint, run_with_timeout, Ibsim};
 
-use crate::workspace_root;
+use crate::{cargo, workspace_root};
 
 /// Environment variable naming the directory that holds our `libibumad.so.3`.
 const LIB_DIR_ENV: &str = "UMAD_LIBIBUMAD_DIR";
@@ -33,17 +36,17 @@ enum Side {
     Ours,
 }
 
-/// Command-line options.
+/// Command-line options of the benchmarks.
 #[derive(Debug, PartialEq, Eq)]
-struct Opts {
-    /// Timed runs per library (≥ 5).
-    runs: usize,
+pub(crate) struct Opts {
+    /// Timed runs per contender (≥ 5).
+    pub(crate) runs: usize,
     /// Pin everything to one CPU.
-    pin: bool,
+    pub(crate) pin: bool,
 }
 
-/// Parses `[--runs N] [--no-pin]` (N ≥ 5, default 7).
-fn parse_opts(args: &[String]) -> Result<Opts, String> {
+/// Parses `[--runs N] [--no-pin]` (N ≥ 5, default 7) of `cargo xtask COMMAND`.
+pub(crate) fn parse_opts(args: &[String], command: &str) -> Result<Opts, String> {
     let mut opts = Opts {
         runs: DEFAULT_RUNS,
         pin: true,
@@ -61,7 +64,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--no-pin" => opts.pin = false,
             other => {
                 return Err(format!(
-                    "unknown option {other:?} (usage: cargo xtask bench-libibumad [--runs N] [--no-pin])"
+                    "unknown option {other:?} (usage: cargo xtask {command} [--runs N] [--no-pin])"
                 ))
             }
         }
@@ -71,7 +74,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
 
 /// Pins this process (and so every process it starts later) to its last allowed CPU with
 /// `taskset`; returns the CPU.
-fn pin_to_one_cpu() -> Result<usize, String> {
+pub(crate) fn pin_to_one_cpu() -> Result<usize, String> {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     let cpu = allowed_cpus()?.into_iter().last().unwrap_or(cpus - 1);
     let status = Command::new("taskset")
@@ -122,25 +125,29 @@ fn parse_cpu_list(list: &str) -> Result<Vec<usize>, String> {
     Ok(cpus)
 }
 
-/// `$UMAD_LIBIBUMAD_DIR`, else `<workspace>/target/libibumad`.
-fn our_lib_dir() -> PathBuf {
-    match std::env::var_os(LIB_DIR_ENV).filter(|v| !v.is_empty()) {
+/// The directory holding our `libibumad.so.3`: `$UMAD_LIBIBUMAD_DIR`, else
+/// `<workspace>/target/libibumad`. `Err` (naming the command that builds it) when the library
+/// is not there.
+pub(crate) fn our_lib_dir() -> Result<PathBuf, String> {
+    let dir = match std::env::var_os(LIB_DIR_ENV).filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d),
         None => workspace_root().join("target").join("libibumad"),
+    };
+    let lib = dir.join(SONAME);
+    if lib.is_file() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "{} not found: run `cargo xtask libibumad` first (or set {LIB_DIR_ENV})",
+            lib.display()
+        ))
     }
 }
 
 /// Runs the benchmark. `Err` carries a message for the user.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let Opts { runs, pin } = parse_opts(args)?;
-    let dir = our_lib_dir();
-    let lib = dir.join(SONAME);
-    if !lib.is_file() {
-        return Err(format!(
-            "{} not found: run `cargo xtask libibumad` first (or set {LIB_DIR_ENV})",
-            lib.display()
-        ));
-    }
+    let Opts { runs, pin } = parse_opts(args, "bench-libibumad")?;
+    let dir = our_lib_dir()?;
     if !ibsim_available() {
         return Err(format!("ibsim is not installed: {}", install_hint()));
     }
@@ -209,18 +216,74 @@ pub fn run(args: &[String]) -> Result<(), String> {
     );
     println!(
         "goal ours ÷ system ≤ 1.00: {} (medians of interleaved runs, {placement})",
-        // The goal is stated to two decimals, as printed.
-        if (ratio * 100.0).round() <= 100.0 {
-            "met"
-        } else {
-            "NOT met"
-        }
+        met(goal_met(ratio, Goal::AtMost(1.0)))
     );
     Ok(())
 }
 
+/// A goal for a ratio, stated to two decimals.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Goal {
+    /// The ratio must not exceed this.
+    AtMost(f64),
+    /// The ratio must reach this.
+    AtLeast(f64),
+}
+
+/// Whether `ratio`, rounded to two decimals as it is printed, meets `goal`.
+pub(crate) fn goal_met(ratio: f64, goal: Goal) -> bool {
+    let cents = |x: f64| (x * 100.0).round();
+    match goal {
+        Goal::AtMost(g) => cents(ratio) <= cents(g),
+        Goal::AtLeast(g) => cents(ratio) >= cents(g),
+    }
+}
+
+/// `"met"` or `"NOT met"`.
+pub(crate) fn met(yes: bool) -> &'static str {
+    if yes {
+        "met"
+    } else {
+        "NOT met"
+    }
+}
+
+/// Environment variable set on the optimized re-run of [`rerun_optimized`].
+const OPTIMIZED_ENV: &str = "UMAD_XTASK_OPTIMIZED";
+
+/// For a benchmark that measures Rust code running in this process: when this xtask was built
+/// without optimizations (`cargo xtask` is a dev build), runs `cargo run --release -p xtask --
+/// COMMAND ARGS` and returns its outcome; `None` when this process is the optimized one.
+pub(crate) fn rerun_optimized(command: &str, args: &[String]) -> Option<Result<(), String>> {
+    if !cfg!(debug_assertions) || std::env::var_os(OPTIMIZED_ENV).is_some() {
+        return None;
+    }
+    eprintln!("xtask {command}: re-running as an optimized build (cargo run --release -p xtask)");
+    let status = Command::new(cargo())
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "--package",
+            "xtask",
+            "--",
+            command,
+        ])
+        .args(args)
+        .env(OPTIMIZED_ENV, "1")
+        .current_dir(workspace_root())
+        .status();
+    Some(match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!(
+            "the optimized run failed ({s}; its message is above)"
+        )),
+        Err(e) => Err(format!("cargo run --release -p xtask: {e}")),
+    })
+}
+
 /// The median of sorted durations (mean of the middle two for an even count).
-fn median(sorted: &[Duration]) -> Duration {
+pub(crate) fn median(sorted: &[Duration]) -> Duration {
     let n = sorted.len();
     match n {
         0 => Duration::ZERO,
@@ -330,17 +393,31 @@ mod tests {
 
     #[test]
     fn options() {
-        assert_eq!(parse_opts(&[]), Ok(Opts { runs: 7, pin: true }));
+        let parse = |a: &[&str]| parse_opts(&args(a), "bench-x");
+        assert_eq!(parse(&[]), Ok(Opts { runs: 7, pin: true }));
         assert_eq!(
-            parse_opts(&args(&["--runs", "11", "--no-pin"])),
+            parse(&["--runs", "11", "--no-pin"]),
             Ok(Opts {
                 runs: 11,
                 pin: false
             })
         );
-        assert!(parse_opts(&args(&["--runs", "3"])).is_err());
-        assert!(parse_opts(&args(&["--runs"])).is_err());
-        assert!(parse_opts(&args(&["-x"])).is_err());
+        assert!(parse(&["--runs", "3"]).is_err());
+        assert!(parse(&["--runs"]).is_err());
+        assert!(parse(&["-x"])
+            .unwrap_err()
+            .contains("cargo xtask bench-x [--runs N]"));
+    }
+
+    #[test]
+    fn goals_are_judged_to_two_decimals() {
+        assert!(goal_met(1.004, Goal::AtMost(1.0)));
+        assert!(!goal_met(1.006, Goal::AtMost(1.0)));
+        assert!(goal_met(0.796, Goal::AtLeast(0.8)));
+        assert!(!goal_met(0.794, Goal::AtLeast(0.8)));
+        assert!(goal_met(3.0, Goal::AtLeast(0.8)));
+        assert_eq!(met(true), "met");
+        assert_eq!(met(false), "NOT met");
     }
 
     #[test]

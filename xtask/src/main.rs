@@ -1,6 +1,7 @@
 //! Project automation for umad-rs: `cargo xtask <command>` (see `cargo xtask help`).
 
 mod bench;
+mod bench_rmpp;
 mod capture;
 mod demo;
 mod fattree;
@@ -42,6 +43,12 @@ commands:
         ibnetdiscover on fabrics/fattree-1008.net (1052 nodes), system libibumad vs ours
         (`cargo xtask libibumad` first), N interleaved runs each (default 7, at least 5),
         pinned to one CPU unless --no-pin: median wall times and the ratio ours / system
+  bench-rmpp [--runs N] [--no-pin]
+        RMPP through ibsim on fabrics/fattree-1008.net: opensm on our library over
+        UMAD_IBSIM serves the SA; N interleaved runs each (default 7, at least 5) of C
+        saquery on the drop-in, a Rust SA GetTable of all NodeRecords and 64-deep pipelined
+        DR SMPs; prints segments/s of both tables ÷ the raw MAD rate (goal >= 0.80). Needs
+        `cargo xtask libibumad` first; re-runs itself as an optimized build
   help  this text
 ";
 
@@ -64,6 +71,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::run(rest),
         "ci" => testrun::parse_opts(rest, false).and_then(|o| testrun::ci(&o)),
         "bench-libibumad" => bench::run(rest),
+        "bench-rmpp" => bench_rmpp::run(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())
