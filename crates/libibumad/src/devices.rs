@@ -15,20 +15,178 @@ use core::mem::size_of;
 use core::ptr::null_mut;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use umad::device::{Ca, CaPair, Devices, NodeType, PortAttrs, PortChoice, PHYS_STATE_LINK_UP};
-use umad::Error;
+use umad::device::{
+    smi_gsi_pair_of, smi_gsi_pairs_of, Ca, CaPair, Devices, NodeType, PortAttrs, PortChoice,
+    PHYS_STATE_LINK_UP,
+};
+use umad::{Error, IbsimOptions};
 
 use crate::ffi::{
     errno, field_bytes, opt_cstr, opt_mut, opt_slice_mut, put_name, put_str, put_sysfs_text,
     put_text, set_errno, strerror, Str,
 };
 use crate::global::{debug_level, ibwarn, trace};
+use crate::sim;
 use crate::types::{
     umad_ca_pair, umad_ca_t, umad_device_node, umad_port_t, UMAD_CA_MAX_PORTS, UMAD_CA_NAME_LEN,
     UMAD_MAX_PORTS,
 };
+
+/// Where the device functions find devices: sysfs ([`Devices`]), or — with `UMAD_IBSIM` set —
+/// the simulated CA of the process's ibsim connection ([`umad::Port::ca`], read afresh on every
+/// call), presented as umad2sim's fake sysfs presents it: the one CA (`ibsim0`), its attach
+/// port, and `umad0` for that port.
+pub(crate) enum Source {
+    /// `/sys/class/infiniband` and friends.
+    Sysfs(Devices),
+    /// The ibsim connection.
+    Sim(&'static IbsimOptions),
+}
+
+impl Source {
+    /// The source this process uses.
+    pub(crate) fn get() -> Source {
+        match sim::options() {
+            Some(opts) => Source::Sim(opts),
+            None => Source::Sysfs(Devices::new()),
+        }
+    }
+
+    /// The simulated CA, or the error reading it (`errno` left alone: C reads sysfs here, and
+    /// sets it from that where it matters).
+    fn sim_ca(opts: &IbsimOptions) -> umad::Result<Ca> {
+        let saved = errno();
+        let ca = sim::no_cancel(|| sim::ca(opts));
+        set_errno(saved);
+        ca
+    }
+
+    /// The kernel's user-MAD ABI version (a simulated port speaks the current one).
+    pub(crate) fn abi_version(&self) -> umad::Result<u32> {
+        match self {
+            Source::Sysfs(d) => d.abi_version(),
+            Source::Sim(_) => Ok(umad::abi::ABI_VERSION),
+        }
+    }
+
+    fn ca_names(&self) -> umad::Result<Vec<String>> {
+        match self {
+            Source::Sysfs(d) => d.ca_names(),
+            Source::Sim(o) => Source::sim_ca(o).map(|ca| vec![ca.name]),
+        }
+    }
+
+    fn ca_names_unsorted(&self) -> umad::Result<Vec<String>> {
+        match self {
+            Source::Sysfs(d) => d.ca_names_unsorted(),
+            Source::Sim(o) => Source::sim_ca(o).map(|ca| vec![ca.name]),
+        }
+    }
+
+    fn ca(&self, name: &str) -> umad::Result<Ca> {
+        match self {
+            Source::Sysfs(d) => d.ca(name),
+            Source::Sim(o) => {
+                let ca = Source::sim_ca(o)?;
+                if ca.name == name {
+                    Ok(ca)
+                } else {
+                    Err(Error::NoSuchCa {
+                        ca: name.to_owned(),
+                        path: self.class_dir().join(name),
+                    })
+                }
+            }
+        }
+    }
+
+    fn port(&self, name: &str, num: u32) -> umad::Result<PortAttrs> {
+        match self {
+            Source::Sysfs(d) => d.port(name, num),
+            Source::Sim(_) => {
+                let ca = self.ca(name)?;
+                ca.port(num).cloned().ok_or_else(|| Error::NoUsablePort {
+                    ca: name.to_owned(),
+                    reason: format!("port {num} does not exist"),
+                })
+            }
+        }
+    }
+
+    fn umad_id(&self, name: &str, port: u32) -> umad::Result<u32> {
+        match self {
+            Source::Sysfs(d) => d.umad_id(name, port),
+            Source::Sim(_) => {
+                let ca = self.ca(name)?;
+                match ca.ports.first() {
+                    Some(p) if p.port_num == port => Ok(sim::UMAD_ID),
+                    _ => Err(Error::NoUmadDevice {
+                        ca: name.to_owned(),
+                        port,
+                        path: PathBuf::from(umad::device::DEFAULT_MAD_DIR),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The path of device `kind` (`"umad"`/`"issm"`) number `id`; a simulated port's issm
+    /// path is [`sim::ISSM_PATH`].
+    fn dev_file(&self, kind: &str, id: u32) -> String {
+        match self {
+            Source::Sim(_) if kind == "issm" => sim::ISSM_PATH.to_owned(),
+            Source::Sysfs(d) => format!("{}/{kind}{id}", d.paths().dev_dir.display()),
+            Source::Sim(_) => format!("{}/{kind}{id}", umad::device::DEFAULT_DEV_DIR),
+        }
+    }
+
+    fn class_dir(&self) -> PathBuf {
+        match self {
+            Source::Sysfs(d) => d.paths().class_dir.clone(),
+            Source::Sim(_) => PathBuf::from(umad::device::DEFAULT_CLASS_DIR),
+        }
+    }
+
+    /// Whether the class directory can be opened (libibumad's `scandir` succeeding), through
+    /// the libc `opendir` an interposer sees; the simulated one always exists.
+    fn class_dir_opens(&self) -> bool {
+        let Source::Sysfs(d) = self else {
+            return true;
+        };
+        let Ok(path) = CString::new(d.paths().class_dir.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `path` is NUL-terminated and outlives the call.
+        let dir = unsafe { libc::opendir(path.as_ptr()) };
+        if dir.is_null() {
+            return false;
+        }
+        // SAFETY: `dir` is a live DIR* from opendir, closed once.
+        unsafe { libc::closedir(dir) };
+        true
+    }
+
+    fn smi_gsi_pairs_max(&self, max: usize) -> umad::Result<Vec<CaPair>> {
+        match self {
+            Source::Sysfs(d) => d.smi_gsi_pairs_max(max),
+            Source::Sim(o) => Ok(smi_gsi_pairs_of(&[Source::sim_ca(o)?], Some(max))),
+        }
+    }
+
+    fn smi_gsi_pair_by_ca_name(
+        &self,
+        devname: Option<&str>,
+        port: u32,
+        enforce_smi: bool,
+    ) -> umad::Result<CaPair> {
+        match self {
+            Source::Sysfs(d) => d.smi_gsi_pair_by_ca_name(devname, port, enforce_smi),
+            Source::Sim(o) => smi_gsi_pair_of(&[Source::sim_ca(o)?], devname, port, enforce_smi),
+        }
+    }
+}
 
 /// libibumad's default CA (`def_ca_name`), chosen when CAs exist but none qualifies.
 const DEF_CA_NAME: &[u8] = b"mthca0";
@@ -38,11 +196,11 @@ const DEF_CA_PORT: c_int = 1;
 /// The InfiniBand devices in directory order, as libibumad's `resolve_ca_name` gets them from
 /// `umad_get_ca_device_list()`: `None` (with `errno` 0, or the error's) when there is none.
 fn device_list_names() -> Option<Vec<String>> {
-    let devices = Devices::new();
+    let devices = Source::get();
     match devices.ca_names_unsorted() {
         Ok(names) => {
             // C traces the count only when it could open the directory.
-            if debug_level() != 0 && (!names.is_empty() || class_dir_opens(&devices)) {
+            if debug_level() != 0 && (!names.is_empty() || devices.class_dir_opens()) {
                 trace!("umad_get_ca_device_list", "return {} cas", names.len());
             }
             set_errno(0);
@@ -201,7 +359,7 @@ fn umad_id_in_range(name: &[u8], port: c_int) -> Option<u32> {
         return None;
     }
     let port = u32::try_from(port).ok()?;
-    let id = Devices::new()
+    let id = Source::get()
         .umad_id(name, port)
         .ok()
         .filter(|&id| id < UMAD_MAX_PORTS)?;
@@ -211,8 +369,7 @@ fn umad_id_in_range(name: &[u8], port: c_int) -> Option<u32> {
 
 /// The character-device path of `kind` (`"umad"`/`"issm"`) number `id`.
 pub(crate) fn dev_file(kind: &str, id: u32) -> String {
-    let devices = Devices::new();
-    format!("{}/{kind}{id}", devices.paths().dev_dir.display())
+    Source::get().dev_file(kind, id)
 }
 
 /// libibumad's `get_ca` result for a CA: the device, or the negative errno C returns.
@@ -225,8 +382,8 @@ fn read_ca(name: &[u8]) -> Result<Ca, c_int> {
         set_errno(libc::ENOENT);
         return Err(-libc::ENOENT);
     };
-    let devices = Devices::new();
-    let ports_dir = devices.paths().class_dir.join(name_str).join("ports");
+    let devices = Source::get();
+    let ports_dir = devices.class_dir().join(name_str).join("ports");
     match devices.ca(name_str) {
         // A umad_ca_t holds ports 0..9 only: C refuses the whole CA otherwise.
         Ok(ca)
@@ -416,22 +573,6 @@ fn fill_ca(dst: &mut umad_ca_t, dev: &Ca) -> c_int {
     0
 }
 
-/// Whether the class directory can be opened (libibumad's `scandir` succeeding), through the
-/// libc `opendir` an interposer sees.
-fn class_dir_opens(devices: &Devices) -> bool {
-    let Ok(path) = CString::new(devices.paths().class_dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is NUL-terminated and outlives the call.
-    let dir = unsafe { libc::opendir(path.as_ptr()) };
-    if dir.is_null() {
-        return false;
-    }
-    // SAFETY: `dir` is a live DIR* from opendir, closed once.
-    unsafe { libc::closedir(dir) };
-    true
-}
-
 /// Does nothing but trace; returns 0. (Kept for programs that call it; libibumad needs no
 /// initialisation.)
 ///
@@ -470,9 +611,9 @@ pub unsafe extern "C" fn umad_get_cas_names(
     let cap = usize::try_from(max).unwrap_or(0);
     // SAFETY: the caller guarantees `cas` is NULL or holds `max` writable entries.
     let out = unsafe { opt_slice_mut(cas, cap) }.unwrap_or_default();
-    let devices = Devices::new();
+    let devices = Source::get();
     let names = match devices.ca_names() {
-        Ok(names) if !names.is_empty() || class_dir_opens(&devices) => names,
+        Ok(names) if !names.is_empty() || devices.class_dir_opens() => names,
         _ => {
             if let Some(first) = out.first_mut() {
                 // strncpy(cas[0], "mthca0", 20): the name, then NULs to the end of the entry.
@@ -643,7 +784,7 @@ pub unsafe extern "C" fn umad_get_port(
     let (Ok(name), Ok(num)) = (std::str::from_utf8(&found), u32::try_from(portnum)) else {
         return -libc::EIO;
     };
-    match Devices::new().port(name, num) {
+    match Source::get().port(name, num) {
         Ok(p) => match fill_port(out, &found, &p) {
             Ok(()) => 0,
             Err(rc) => rc,
@@ -743,7 +884,7 @@ pub unsafe extern "C" fn umad_get_issm_path(
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
 pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
-    let devices = Devices::new();
+    let devices = Source::get();
     let names = match devices.ca_names_unsorted() {
         Ok(names) => names,
         Err(e) => {
@@ -786,7 +927,7 @@ pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
         tail = node;
     }
     // C traces the count only when it could open the directory.
-    if debug_level() != 0 && (!names.is_empty() || class_dir_opens(&devices)) {
+    if debug_level() != 0 && (!names.is_empty() || devices.class_dir_opens()) {
         trace!("umad_get_ca_device_list", "return {} cas", names.len());
     }
     set_errno(0);
@@ -883,7 +1024,7 @@ fn c_visible_pair(p: &CaPair) -> Option<CaPair> {
 }
 
 /// The SMI/GSI pairs of [`Devices::smi_gsi_pairs_max`] the C functions report.
-fn c_visible_pairs(devices: &Devices, max: usize) -> Vec<CaPair> {
+fn c_visible_pairs(devices: &Source, max: usize) -> Vec<CaPair> {
     devices
         .smi_gsi_pairs_max(max)
         .unwrap_or_default()
@@ -925,7 +1066,7 @@ pub unsafe extern "C" fn umad_get_smi_gsi_pairs(
         }
     };
     out.fill(umad_ca_pair::default());
-    let pairs = c_visible_pairs(&Devices::new(), max);
+    let pairs = c_visible_pairs(&Source::get(), max);
     let mut n: c_int = 0;
     for (slot, pair) in out.iter_mut().zip(&pairs) {
         fill_pair(slot, pair);
@@ -957,7 +1098,7 @@ pub unsafe extern "C" fn umad_get_smi_gsi_pair_by_ca_name(
         return -1;
     };
     *out = umad_ca_pair::default();
-    let devices = Devices::new();
+    let devices = Source::get();
     if c_visible_pairs(&devices, UMAD_MAX_PORTS as usize).is_empty() {
         return 0;
     }

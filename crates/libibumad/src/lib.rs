@@ -46,7 +46,9 @@ compile_error!(
      profile: cargo xtask libibumad); unwinding into C is undefined behaviour"
 );
 
+mod dev;
 mod ffi;
+mod sim;
 
 pub mod devices;
 pub mod global;

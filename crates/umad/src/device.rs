@@ -958,70 +958,119 @@ impl Devices {
         if let Some(d) = devname {
             validate_ca_name(d)?;
         }
-        let class_dir = Some(self.paths.class_dir.clone());
-        let pairs = self.smi_gsi_pairs()?;
-        if pairs.is_empty() {
-            return Err(Error::NoDevice {
-                path: class_dir,
-                reason: "no InfiniBand device with a readable port and a non-zero port GUID"
-                    .to_owned(),
-            });
-        }
-        let mut reasons = Vec::new();
-        for pair in pairs {
-            let Some(gsi) = pair.gsi_name.as_deref() else {
-                continue;
-            };
-            if enforce_smi && pair.smi_name.is_none() {
-                continue;
-            }
-            if let Some(d) = devname {
-                if d != gsi && pair.smi_name.as_deref() != Some(d) {
-                    continue;
-                }
-            }
-            let is_gsi = (!enforce_smi && pair.smi_name.is_none()) || devname == Some(gsi);
-            let Some(target) = (if is_gsi {
-                Some(gsi)
-            } else {
-                pair.smi_name.as_deref()
-            }) else {
-                continue;
-            };
-            let ca = match self.read_ca(target) {
-                Ok(c) => c,
-                Err(e) => {
-                    reasons.push(format!("{target}: {e}"));
-                    continue;
-                }
-            };
-            if port != 0 && ca.port(port).is_none() {
-                reasons.push(format!(
-                    "{target}: port {port} does not exist (ports: {})",
-                    port_list(&ca)
-                ));
-                continue;
-            }
-            let mut candidate = pair.clone();
-            match find_preferred_ports(&mut candidate, &ca, is_gsi, port, devname) {
-                Ok(()) => return Ok(candidate),
-                Err(reason) => reasons.push(reason),
-            }
-        }
-        if reasons.is_empty() {
-            let what = match (devname, enforce_smi) {
-                (Some(d), true) => format!("no SMI/GSI pair with an SMI device contains {d:?}"),
-                (Some(d), false) => format!("no SMI/GSI pair contains {d:?}"),
-                (None, true) => "no SMI/GSI pair has an SMI device".to_owned(),
-                (None, false) => "no SMI/GSI pair has a GSI device".to_owned(),
-            };
-            reasons.push(what);
-        }
-        Err(Error::NoDevice {
-            path: class_dir,
-            reason: reasons.join("; "),
-        })
+        pair_by_name(
+            &self.smi_gsi_pairs()?,
+            |name| self.read_ca(name),
+            devname,
+            port,
+            enforce_smi,
+            Some(self.paths.class_dir.clone()),
+        )
     }
+}
+
+/// The SMI/GSI pairs of CAs already read — [`Devices::smi_gsi_pairs`] (`max` `None`) or
+/// [`Devices::smi_gsi_pairs_max`] for devices that are not in sysfs (a simulator's), in the
+/// order given.
+#[doc(alias = "umad_get_smi_gsi_pairs")]
+pub fn smi_gsi_pairs_of(cas: &[Ca], max: Option<usize>) -> Vec<CaPair> {
+    pair_up(cas, max)
+}
+
+/// [`Devices::smi_gsi_pair_by_ca_name`] over CAs already read (in name order), for devices
+/// that are not in sysfs (a simulator's).
+#[doc(alias = "umad_get_smi_gsi_pair_by_ca_name")]
+pub fn smi_gsi_pair_of(
+    cas: &[Ca],
+    devname: Option<&str>,
+    port: u32,
+    enforce_smi: bool,
+) -> Result<CaPair> {
+    if let Some(d) = devname {
+        validate_ca_name(d)?;
+    }
+    let find = |name: &str| {
+        cas.iter()
+            .find(|c| c.name == name)
+            .cloned()
+            .ok_or_else(|| Error::NoUsablePort {
+                ca: name.to_owned(),
+                reason: "not among the devices given".to_owned(),
+            })
+    };
+    pair_by_name(&pair_up(cas, None), find, devname, port, enforce_smi, None)
+}
+
+/// libibumad's `umad_get_smi_gsi_pair_by_ca_name` (HEAD) over `pairs`, reading each candidate
+/// device with `read_ca`; see [`Devices::smi_gsi_pair_by_ca_name`].
+fn pair_by_name(
+    pairs: &[CaPair],
+    read_ca: impl Fn(&str) -> Result<Ca>,
+    devname: Option<&str>,
+    port: u32,
+    enforce_smi: bool,
+    class_dir: Option<PathBuf>,
+) -> Result<CaPair> {
+    if pairs.is_empty() {
+        return Err(Error::NoDevice {
+            path: class_dir,
+            reason: "no InfiniBand device with a readable port and a non-zero port GUID".to_owned(),
+        });
+    }
+    let mut reasons = Vec::new();
+    for pair in pairs {
+        let Some(gsi) = pair.gsi_name.as_deref() else {
+            continue;
+        };
+        if enforce_smi && pair.smi_name.is_none() {
+            continue;
+        }
+        if let Some(d) = devname {
+            if d != gsi && pair.smi_name.as_deref() != Some(d) {
+                continue;
+            }
+        }
+        let is_gsi = (!enforce_smi && pair.smi_name.is_none()) || devname == Some(gsi);
+        let Some(target) = (if is_gsi {
+            Some(gsi)
+        } else {
+            pair.smi_name.as_deref()
+        }) else {
+            continue;
+        };
+        let ca = match read_ca(target) {
+            Ok(c) => c,
+            Err(e) => {
+                reasons.push(format!("{target}: {e}"));
+                continue;
+            }
+        };
+        if port != 0 && ca.port(port).is_none() {
+            reasons.push(format!(
+                "{target}: port {port} does not exist (ports: {})",
+                port_list(&ca)
+            ));
+            continue;
+        }
+        let mut candidate = pair.clone();
+        match find_preferred_ports(&mut candidate, &ca, is_gsi, port, devname) {
+            Ok(()) => return Ok(candidate),
+            Err(reason) => reasons.push(reason),
+        }
+    }
+    if reasons.is_empty() {
+        let what = match (devname, enforce_smi) {
+            (Some(d), true) => format!("no SMI/GSI pair with an SMI device contains {d:?}"),
+            (Some(d), false) => format!("no SMI/GSI pair contains {d:?}"),
+            (None, true) => "no SMI/GSI pair has an SMI device".to_owned(),
+            (None, false) => "no SMI/GSI pair has a GSI device".to_owned(),
+        };
+        reasons.push(what);
+    }
+    Err(Error::NoDevice {
+        path: class_dir,
+        reason: reasons.join("; "),
+    })
 }
 
 /// Reads a port's P_Key table: the entries of `dir` whose names are all digits; each name is
