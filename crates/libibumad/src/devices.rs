@@ -2,13 +2,15 @@
 //! `umad_get_ca_portguids`, `umad_get_issm_path`, the device list (`IBUMAD_1.1`/`1.2`), the
 //! SMI/GSI pairs (`IBUMAD_1.4`) and libibumad's default CA/port selection.
 //!
-//! Everything is read through [`umad::device::Devices`]; this module only reapplies the C
-//! library's fixed-size limits, fallbacks, messages and return codes on top of it (the
-//! `"mthca0"`/port 1 default, the 10-port limit of `umad_ca_t`, the 20-byte name fields, the
-//! `umad0`…`umad191` scan range) and copies results into the caller's C structures. The default
-//! CA selection walks the CAs itself, reading each as `umad_get_ca` does and rating its ports
-//! with the core's [`Ca::choose_port`], so that CAs the C library cannot read are skipped with
-//! the same warnings and trace lines.
+//! Everything is read through [`umad::device::Devices`] (or, under `UMAD_IBSIM`, the simulated
+//! CA: see `Source`); this module only reapplies the C library's fixed-size limits,
+//! fallbacks, messages and return codes on top of it (the `"mthca0"`/port 1 default, the
+//! 10-port limit of `umad_ca_t`, the 20-byte name fields, the `umad0`…`umad191` scan range)
+//! and copies results into the caller's C structures. The default CA selection is the core's
+//! scan ([`umad::device::resolve_among`], [`Ca::choose_port_observed`]) with this module's
+//! reader — each CA read as `umad_get_ca` reads it, so CAs the C library cannot read are
+//! skipped with the same warnings — and an observer that prints libibumad's trace lines as
+//! the scan reaches each step.
 
 use core::ffi::{c_char, c_int, c_uint, CStr};
 use core::mem::size_of;
@@ -18,8 +20,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use umad::device::{
-    smi_gsi_pair_of, smi_gsi_pairs_of, Ca, CaPair, Devices, NodeType, PortAttrs, PortChoice,
-    PHYS_STATE_LINK_UP,
+    resolve_among, smi_gsi_pair_of, smi_gsi_pairs_of, Ca, CaPair, Devices, PortAttrs, PortChoice,
+    ScanObserver,
 };
 use umad::{Error, IbsimOptions};
 
@@ -221,21 +223,64 @@ fn get_ca_traced(name: &[u8]) -> Result<Ca, c_int> {
     Ok(ca)
 }
 
-/// libibumad's `resolve_ca_port`: reads the CA as `umad_get_ca` does (same limits, same
-/// warnings) and applies the core's per-CA port rules ([`Ca::choose_port`]). A `*port` above 0
-/// is checked, anything else means "the best port". Returns 1 (active port, written to
-/// `*port`), 0 (usable port, written) or -1.
+/// libibumad's debug lines of the default-port scan, printed as the core's scan
+/// ([`umad::device::resolve_among`], [`Ca::choose_port_observed`]) reaches each step.
+struct TraceScan {
+    /// Whether the scan walks the CAs (`resolve_ca_name`), which announces each CA too.
+    over_cas: bool,
+}
+
+impl ScanObserver for TraceScan {
+    fn checking_ca(&mut self, ca: &str) {
+        if self.over_cas {
+            trace!("resolve_ca_name", "checking ca '{}'", ca);
+        }
+        trace!("resolve_ca_port", "checking ca '{}'", ca);
+    }
+
+    fn checking_port(&mut self, port: u32) {
+        trace!("resolve_ca_port", "checking port {}", port);
+    }
+
+    fn found_active_port(&mut self, port: u32) {
+        trace!("resolve_ca_port", "found active port {}", port);
+    }
+
+    fn found_ca(&mut self, ca: &str, choice: PortChoice) {
+        let (port, kind) = match choice {
+            PortChoice::Active(p) => (p, 1),
+            PortChoice::Usable(p) => (p, 0),
+        };
+        trace!(
+            "resolve_ca_name",
+            "found ca {} with port {} type {}",
+            ca,
+            port,
+            kind
+        );
+        if kind > 0 {
+            trace!(
+                "resolve_ca_name",
+                "found ca {} with active port {}",
+                ca,
+                port
+            );
+        }
+    }
+}
+
+/// libibumad's `resolve_ca_port` for a named CA: reads it as `umad_get_ca` does (same limits,
+/// same warnings) and applies the core's per-CA port rules. A `*port` above 0 is checked,
+/// anything else means "the best port". Returns 1 (active port, written to `*port`), 0
+/// (usable port, written) or -1.
 fn resolve_ca_port(name: &[u8], port: &mut c_int, enforce_smi: bool) -> c_int {
-    trace!("resolve_ca_port", "checking ca '{}'", Str(Some(name)));
+    let mut trace = TraceScan { over_cas: false };
+    trace.checking_ca(&String::from_utf8_lossy(name));
     let Ok(ca) = get_ca_traced(name) else {
         return -1;
     };
     let want = u32::try_from(*port).unwrap_or(0);
-    let choice = ca.choose_port(want, enforce_smi);
-    if want == 0 && ca.node_type != NodeType::Switch && debug_level() != 0 {
-        trace_port_scan(&ca, &choice, enforce_smi);
-    }
-    match choice {
+    match ca.choose_port_observed(want, enforce_smi, &mut trace) {
         Ok(PortChoice::Active(p)) => {
             *port = p as c_int;
             1
@@ -245,36 +290,6 @@ fn resolve_ca_port(name: &[u8], port: &mut c_int, enforce_smi: bool) -> c_int {
             0
         }
         Err(_) => -1,
-    }
-}
-
-/// The `checking port N` / `found active port N` lines C's `resolve_ca_port` prints while it
-/// scans for the best port (first pass: until an active InfiniBand port; second pass, only if
-/// the first found neither an active nor a LinkUp one: until a port that is not disabled).
-fn trace_port_scan(ca: &Ca, choice: &umad::Result<PortChoice>, enforce_smi: bool) {
-    let last = ca.num_ports();
-    let active = match choice {
-        Ok(PortChoice::Active(p)) => Some(*p),
-        _ => None,
-    };
-    for i in 0..=last {
-        trace!("resolve_ca_port", "checking port {}", i);
-        if active == Some(i) {
-            trace!("resolve_ca_port", "found active port {}", i);
-            break;
-        }
-    }
-    let up_in_first_pass = matches!(choice, Ok(PortChoice::Usable(p)) if ca.port(*p).is_some_and(|x| {
-        x.is_ib() && x.phys_state == PHYS_STATE_LINK_UP && !(enforce_smi && x.is_smi_disabled())
-    }));
-    if active.is_none() && !up_in_first_pass {
-        let stop = choice.as_ref().ok().map(|c| c.port());
-        for i in 0..=last {
-            trace!("resolve_ca_port", "checking port {}", i);
-            if stop == Some(i) {
-                break;
-            }
-        }
     }
 }
 
@@ -313,22 +328,22 @@ pub(crate) fn resolve_ca_name(
         return Some((name, port));
     }
     let names = device_list_names()?;
-    let mut phys_found: Option<(&str, c_int)> = None;
-    for name in &names {
-        trace!(FUNC, "checking ca '{}'", name);
-        let mut port = best_port.unwrap_or(0);
-        let kind = resolve_ca_port(name.as_bytes(), &mut port, enforce_smi);
-        if kind < 0 {
-            continue;
-        }
-        trace!(FUNC, "found ca {} with port {} type {}", name, port, kind);
-        if kind > 0 {
-            trace!(FUNC, "found ca {} with active port {}", name, port);
-            return Some((name.clone().into_bytes(), port));
-        }
-        phys_found.get_or_insert((name.as_str(), port));
-    }
-    let (found_name, found_port) = phys_found.map_or((None, 0), |(n, p)| (Some(n), p));
+    let want = u32::try_from(best_port.unwrap_or(0)).unwrap_or(0);
+    let found = resolve_among(
+        &names,
+        |name| get_ca_traced(name.as_bytes()),
+        want,
+        enforce_smi,
+        &mut TraceScan { over_cas: true },
+    );
+    let phys_found = match found {
+        Ok((name, PortChoice::Active(p))) => return Some((name.into_bytes(), p as c_int)),
+        Ok((name, PortChoice::Usable(p))) => Some((name, p as c_int)),
+        Err(_) => None,
+    };
+    let (found_name, found_port) = phys_found
+        .as_ref()
+        .map_or((None, 0), |(n, p)| (Some(n.as_str()), *p));
     trace!(
         FUNC,
         "phys found on {} port {}",
