@@ -40,6 +40,26 @@ fn sim_op<T>(op: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     r
 }
 
+/// An operation on the simulated port `portid`, run as [`sim_op`] runs one; `None` (nothing
+/// done, `errno` untouched) if `portid` is not a simulated port. The
+/// port is looked up and released inside, so even its last release (a concurrent close)
+/// runs with cancellation off.
+fn on_sim_port<T>(
+    portid: c_int,
+    op: impl FnOnce(&SimPort) -> io::Result<T>,
+) -> Option<io::Result<T>> {
+    if !sim::enabled() {
+        return None;
+    }
+    let saved = errno();
+    let r = no_cancel(|| sim::port(portid).map(|p| op(&p)))?;
+    set_errno(match &r {
+        Ok(_) => saved,
+        Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+    });
+    Some(r)
+}
+
 /// `open(path, O_RDWR | O_NONBLOCK)` of a umad device: under `UMAD_IBSIM` a new simulated port
 /// (the path is only the name the C library computed), else the device itself.
 pub(crate) fn open(path: &Path) -> io::Result<c_int> {
@@ -72,10 +92,7 @@ pub(crate) unsafe fn close(portid: c_int) -> io::Result<()> {
 
 /// `write(portid, buf)`: header + MAD, sent as the kernel sends it.
 pub(crate) fn write(portid: c_int, buf: &[u8]) -> io::Result<usize> {
-    match sim::port(portid) {
-        Some(p) => sim_op(|| sim_write(&p, buf)),
-        None => umad::raw::write(portid, buf),
-    }
+    on_sim_port(portid, |p| sim_write(p, buf)).unwrap_or_else(|| umad::raw::write(portid, buf))
 }
 
 fn sim_write(p: &SimPort, buf: &[u8]) -> io::Result<usize> {
@@ -94,8 +111,8 @@ fn sim_write(p: &SimPort, buf: &[u8]) -> io::Result<usize> {
 /// queued, `ENOSPC` with the needed length in the header when the MAD does not fit (it stays
 /// queued), as the kernel reads.
 pub(crate) fn read(portid: c_int, buf: &mut [u8]) -> io::Result<usize> {
-    match sim::port(portid) {
-        Some(p) => sim_op(|| sim_read(&p, buf)),
+    match on_sim_port(portid, |p| sim_read(p, &mut *buf)) {
+        Some(r) => r,
         None => umad::raw::read(portid, buf),
     }
 }
@@ -196,13 +213,13 @@ fn poll_slice(portid: c_int, slice: Duration) -> Slice {
 
 /// `ioctl(IB_USER_MAD_REGISTER_AGENT)` with `reg`'s fields: the new agent id.
 pub(crate) fn register_agent(portid: c_int, reg: &AgentRegistration) -> io::Result<u32> {
-    match sim::port(portid) {
-        Some(p) => sim_op(|| p.register(&AgentSpec::from(reg)).map_err(|e| failed(&e))),
-        None => {
-            let mut req = reg.req();
-            umad::raw::register_agent(portid, &mut req).map(|()| req.id)
-        }
-    }
+    on_sim_port(portid, |p| {
+        p.register(&AgentSpec::from(reg)).map_err(|e| failed(&e))
+    })
+    .unwrap_or_else(|| {
+        let mut req = reg.req();
+        umad::raw::register_agent(portid, &mut req).map(|()| req.id)
+    })
 }
 
 /// Registration the way `umad_register2` does it ([`abi::register_agent`]: `REGISTER_AGENT2`,
@@ -212,8 +229,11 @@ pub(crate) fn register_agent2(
     portid: c_int,
     reg: &AgentRegistration,
 ) -> Result<(u32, RegisterIoctl), RegisterFailure> {
-    match sim::port(portid) {
-        Some(p) => sim_op(|| p.register(&AgentSpec::from(reg)).map_err(|e| failed(&e)))
+    let simulated = on_sim_port(portid, |p| {
+        p.register(&AgentSpec::from(reg)).map_err(|e| failed(&e))
+    });
+    match simulated {
+        Some(r) => r
             .map(|id| (id, RegisterIoctl::Agent2))
             .map_err(|error| RegisterFailure {
                 error,
@@ -230,8 +250,6 @@ pub(crate) fn register_agent2(
 
 /// `ioctl(IB_USER_MAD_UNREGISTER_AGENT, &agent)`.
 pub(crate) fn unregister_agent(portid: c_int, agent: u32) -> io::Result<()> {
-    match sim::port(portid) {
-        Some(p) => sim_op(|| p.unregister(agent).map_err(|e| failed(&e))),
-        None => umad::raw::unregister_agent(portid, agent),
-    }
+    on_sim_port(portid, |p| p.unregister(agent).map_err(|e| failed(&e)))
+        .unwrap_or_else(|| umad::raw::unregister_agent(portid, agent))
 }
