@@ -2,33 +2,193 @@
 //! `umad_get_ca_portguids`, `umad_get_issm_path`, the device list (`IBUMAD_1.1`/`1.2`), the
 //! SMI/GSI pairs (`IBUMAD_1.4`) and libibumad's default CA/port selection.
 //!
-//! Everything is read through [`umad::device::Devices`]; this module only reapplies the C
-//! library's fixed-size limits, fallbacks, messages and return codes on top of it (the
-//! `"mthca0"`/port 1 default, the 10-port limit of `umad_ca_t`, the 20-byte name fields, the
-//! `umad0`…`umad191` scan range) and copies results into the caller's C structures. The default
-//! CA selection walks the CAs itself, reading each as `umad_get_ca` does and rating its ports
-//! with the core's [`Ca::choose_port`], so that CAs the C library cannot read are skipped with
-//! the same warnings and trace lines.
+//! Everything is read through [`umad::device::Devices`] (or, under `UMAD_IBSIM`, the simulated
+//! CA: see `Source`); this module only reapplies the C library's fixed-size limits,
+//! fallbacks, messages and return codes on top of it (the `"mthca0"`/port 1 default, the
+//! 10-port limit of `umad_ca_t`, the 20-byte name fields, the `umad0`…`umad191` scan range)
+//! and copies results into the caller's C structures. The default CA selection is the core's
+//! scan ([`umad::device::resolve_among`], [`Ca::choose_port_observed`]) with this module's
+//! reader — each CA read as `umad_get_ca` reads it, so CAs the C library cannot read are
+//! skipped with the same warnings — and an observer that prints libibumad's trace lines as
+//! the scan reaches each step.
 
 use core::ffi::{c_char, c_int, c_uint, CStr};
 use core::mem::size_of;
 use core::ptr::null_mut;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use umad::device::{Ca, CaPair, Devices, NodeType, PortAttrs, PortChoice, PHYS_STATE_LINK_UP};
-use umad::Error;
+use umad::device::{
+    resolve_among, smi_gsi_pair_of, smi_gsi_pairs_of, Ca, CaPair, Devices, PortAttrs, PortChoice,
+    ScanObserver,
+};
+use umad::{Error, IbsimOptions};
 
 use crate::ffi::{
     errno, field_bytes, opt_cstr, opt_mut, opt_slice_mut, put_name, put_str, put_sysfs_text,
     put_text, set_errno, strerror, Str,
 };
 use crate::global::{debug_level, ibwarn, trace};
+use crate::sim;
 use crate::types::{
     umad_ca_pair, umad_ca_t, umad_device_node, umad_port_t, UMAD_CA_MAX_PORTS, UMAD_CA_NAME_LEN,
     UMAD_MAX_PORTS,
 };
+
+/// Where the device functions find devices: sysfs ([`Devices`]), or — with `UMAD_IBSIM` set —
+/// the simulated CA of the process's ibsim connection ([`umad::Port::ca`], read afresh on every
+/// call), presented as umad2sim's fake sysfs presents it: the one CA (`ibsim0`), its attach
+/// port, and `umad0` for that port.
+pub(crate) enum Source {
+    /// `/sys/class/infiniband` and friends.
+    Sysfs(Devices),
+    /// The ibsim connection.
+    Sim(&'static IbsimOptions),
+}
+
+impl Source {
+    /// The source this process uses.
+    pub(crate) fn get() -> Source {
+        match sim::options() {
+            Some(opts) => Source::Sim(opts),
+            None => Source::Sysfs(Devices::new()),
+        }
+    }
+
+    /// The simulated CA, or the error reading it (`errno` left alone: C reads sysfs here, and
+    /// sets it from that where it matters).
+    fn sim_ca(opts: &IbsimOptions) -> umad::Result<Ca> {
+        let saved = errno();
+        let ca = sim::no_cancel(|| sim::ca(opts));
+        set_errno(saved);
+        ca
+    }
+
+    /// The kernel's user-MAD ABI version (a simulated port speaks the current one).
+    pub(crate) fn abi_version(&self) -> umad::Result<u32> {
+        match self {
+            Source::Sysfs(d) => d.abi_version(),
+            Source::Sim(_) => Ok(umad::abi::ABI_VERSION),
+        }
+    }
+
+    fn ca_names(&self) -> umad::Result<Vec<String>> {
+        match self {
+            Source::Sysfs(d) => d.ca_names(),
+            Source::Sim(o) => Source::sim_ca(o).map(|ca| vec![ca.name]),
+        }
+    }
+
+    fn ca_names_unsorted(&self) -> umad::Result<Vec<String>> {
+        match self {
+            Source::Sysfs(d) => d.ca_names_unsorted(),
+            Source::Sim(o) => Source::sim_ca(o).map(|ca| vec![ca.name]),
+        }
+    }
+
+    fn ca(&self, name: &str) -> umad::Result<Ca> {
+        match self {
+            Source::Sysfs(d) => d.ca(name),
+            Source::Sim(o) => {
+                let ca = Source::sim_ca(o)?;
+                if ca.name == name {
+                    Ok(ca)
+                } else {
+                    Err(Error::NoSuchCa {
+                        ca: name.to_owned(),
+                        path: self.class_dir().join(name),
+                    })
+                }
+            }
+        }
+    }
+
+    fn port(&self, name: &str, num: u32) -> umad::Result<PortAttrs> {
+        match self {
+            Source::Sysfs(d) => d.port(name, num),
+            Source::Sim(_) => {
+                let ca = self.ca(name)?;
+                ca.port(num).cloned().ok_or_else(|| Error::NoUsablePort {
+                    ca: name.to_owned(),
+                    reason: format!("port {num} does not exist"),
+                })
+            }
+        }
+    }
+
+    fn umad_id(&self, name: &str, port: u32) -> umad::Result<u32> {
+        match self {
+            Source::Sysfs(d) => d.umad_id(name, port),
+            Source::Sim(_) => {
+                let ca = self.ca(name)?;
+                match ca.ports.first() {
+                    Some(p) if p.port_num == port => Ok(sim::UMAD_ID),
+                    _ => Err(Error::NoUmadDevice {
+                        ca: name.to_owned(),
+                        port,
+                        path: PathBuf::from(umad::device::DEFAULT_MAD_DIR),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The path of device `kind` (`"umad"`/`"issm"`) number `id`; a simulated port's issm
+    /// path is [`sim::ISSM_PATH`].
+    fn dev_file(&self, kind: &str, id: u32) -> String {
+        match self {
+            Source::Sim(_) if kind == "issm" => sim::ISSM_PATH.to_owned(),
+            Source::Sysfs(d) => format!("{}/{kind}{id}", d.paths().dev_dir.display()),
+            Source::Sim(_) => format!("{}/{kind}{id}", umad::device::DEFAULT_DEV_DIR),
+        }
+    }
+
+    fn class_dir(&self) -> PathBuf {
+        match self {
+            Source::Sysfs(d) => d.paths().class_dir.clone(),
+            Source::Sim(_) => PathBuf::from(umad::device::DEFAULT_CLASS_DIR),
+        }
+    }
+
+    /// Whether the class directory can be opened (libibumad's `scandir` succeeding), through
+    /// the libc `opendir` an interposer sees; the simulated one always exists.
+    fn class_dir_opens(&self) -> bool {
+        let Source::Sysfs(d) = self else {
+            return true;
+        };
+        let Ok(path) = CString::new(d.paths().class_dir.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `path` is NUL-terminated and outlives the call.
+        let dir = unsafe { libc::opendir(path.as_ptr()) };
+        if dir.is_null() {
+            return false;
+        }
+        // SAFETY: `dir` is a live DIR* from opendir, closed once.
+        unsafe { libc::closedir(dir) };
+        true
+    }
+
+    fn smi_gsi_pairs_max(&self, max: usize) -> umad::Result<Vec<CaPair>> {
+        match self {
+            Source::Sysfs(d) => d.smi_gsi_pairs_max(max),
+            Source::Sim(o) => Ok(smi_gsi_pairs_of(&[Source::sim_ca(o)?], Some(max))),
+        }
+    }
+
+    fn smi_gsi_pair_by_ca_name(
+        &self,
+        devname: Option<&str>,
+        port: u32,
+        enforce_smi: bool,
+    ) -> umad::Result<CaPair> {
+        match self {
+            Source::Sysfs(d) => d.smi_gsi_pair_by_ca_name(devname, port, enforce_smi),
+            Source::Sim(o) => smi_gsi_pair_of(&[Source::sim_ca(o)?], devname, port, enforce_smi),
+        }
+    }
+}
 
 /// libibumad's default CA (`def_ca_name`), chosen when CAs exist but none qualifies.
 const DEF_CA_NAME: &[u8] = b"mthca0";
@@ -38,11 +198,11 @@ const DEF_CA_PORT: c_int = 1;
 /// The InfiniBand devices in directory order, as libibumad's `resolve_ca_name` gets them from
 /// `umad_get_ca_device_list()`: `None` (with `errno` 0, or the error's) when there is none.
 fn device_list_names() -> Option<Vec<String>> {
-    let devices = Devices::new();
+    let devices = Source::get();
     match devices.ca_names_unsorted() {
         Ok(names) => {
             // C traces the count only when it could open the directory.
-            if debug_level() != 0 && (!names.is_empty() || class_dir_opens(&devices)) {
+            if debug_level() != 0 && (!names.is_empty() || devices.class_dir_opens()) {
                 trace!("umad_get_ca_device_list", "return {} cas", names.len());
             }
             set_errno(0);
@@ -63,21 +223,64 @@ fn get_ca_traced(name: &[u8]) -> Result<Ca, c_int> {
     Ok(ca)
 }
 
-/// libibumad's `resolve_ca_port`: reads the CA as `umad_get_ca` does (same limits, same
-/// warnings) and applies the core's per-CA port rules ([`Ca::choose_port`]). A `*port` above 0
-/// is checked, anything else means "the best port". Returns 1 (active port, written to
-/// `*port`), 0 (usable port, written) or -1.
+/// libibumad's debug lines of the default-port scan, printed as the core's scan
+/// ([`umad::device::resolve_among`], [`Ca::choose_port_observed`]) reaches each step.
+struct TraceScan {
+    /// Whether the scan walks the CAs (`resolve_ca_name`), which announces each CA too.
+    over_cas: bool,
+}
+
+impl ScanObserver for TraceScan {
+    fn checking_ca(&mut self, ca: &str) {
+        if self.over_cas {
+            trace!("resolve_ca_name", "checking ca '{}'", ca);
+        }
+        trace!("resolve_ca_port", "checking ca '{}'", ca);
+    }
+
+    fn checking_port(&mut self, port: u32) {
+        trace!("resolve_ca_port", "checking port {}", port);
+    }
+
+    fn found_active_port(&mut self, port: u32) {
+        trace!("resolve_ca_port", "found active port {}", port);
+    }
+
+    fn found_ca(&mut self, ca: &str, choice: PortChoice) {
+        let (port, kind) = match choice {
+            PortChoice::Active(p) => (p, 1),
+            PortChoice::Usable(p) => (p, 0),
+        };
+        trace!(
+            "resolve_ca_name",
+            "found ca {} with port {} type {}",
+            ca,
+            port,
+            kind
+        );
+        if kind > 0 {
+            trace!(
+                "resolve_ca_name",
+                "found ca {} with active port {}",
+                ca,
+                port
+            );
+        }
+    }
+}
+
+/// libibumad's `resolve_ca_port` for a named CA: reads it as `umad_get_ca` does (same limits,
+/// same warnings) and applies the core's per-CA port rules. A `*port` above 0 is checked,
+/// anything else means "the best port". Returns 1 (active port, written to `*port`), 0
+/// (usable port, written) or -1.
 fn resolve_ca_port(name: &[u8], port: &mut c_int, enforce_smi: bool) -> c_int {
-    trace!("resolve_ca_port", "checking ca '{}'", Str(Some(name)));
+    let mut trace = TraceScan { over_cas: false };
+    trace.checking_ca(&String::from_utf8_lossy(name));
     let Ok(ca) = get_ca_traced(name) else {
         return -1;
     };
     let want = u32::try_from(*port).unwrap_or(0);
-    let choice = ca.choose_port(want, enforce_smi);
-    if want == 0 && ca.node_type != NodeType::Switch && debug_level() != 0 {
-        trace_port_scan(&ca, &choice, enforce_smi);
-    }
-    match choice {
+    match ca.choose_port_observed(want, enforce_smi, &mut trace) {
         Ok(PortChoice::Active(p)) => {
             *port = p as c_int;
             1
@@ -87,36 +290,6 @@ fn resolve_ca_port(name: &[u8], port: &mut c_int, enforce_smi: bool) -> c_int {
             0
         }
         Err(_) => -1,
-    }
-}
-
-/// The `checking port N` / `found active port N` lines C's `resolve_ca_port` prints while it
-/// scans for the best port (first pass: until an active InfiniBand port; second pass, only if
-/// the first found neither an active nor a LinkUp one: until a port that is not disabled).
-fn trace_port_scan(ca: &Ca, choice: &umad::Result<PortChoice>, enforce_smi: bool) {
-    let last = ca.num_ports();
-    let active = match choice {
-        Ok(PortChoice::Active(p)) => Some(*p),
-        _ => None,
-    };
-    for i in 0..=last {
-        trace!("resolve_ca_port", "checking port {}", i);
-        if active == Some(i) {
-            trace!("resolve_ca_port", "found active port {}", i);
-            break;
-        }
-    }
-    let up_in_first_pass = matches!(choice, Ok(PortChoice::Usable(p)) if ca.port(*p).is_some_and(|x| {
-        x.is_ib() && x.phys_state == PHYS_STATE_LINK_UP && !(enforce_smi && x.is_smi_disabled())
-    }));
-    if active.is_none() && !up_in_first_pass {
-        let stop = choice.as_ref().ok().map(|c| c.port());
-        for i in 0..=last {
-            trace!("resolve_ca_port", "checking port {}", i);
-            if stop == Some(i) {
-                break;
-            }
-        }
     }
 }
 
@@ -155,22 +328,22 @@ pub(crate) fn resolve_ca_name(
         return Some((name, port));
     }
     let names = device_list_names()?;
-    let mut phys_found: Option<(&str, c_int)> = None;
-    for name in &names {
-        trace!(FUNC, "checking ca '{}'", name);
-        let mut port = best_port.unwrap_or(0);
-        let kind = resolve_ca_port(name.as_bytes(), &mut port, enforce_smi);
-        if kind < 0 {
-            continue;
-        }
-        trace!(FUNC, "found ca {} with port {} type {}", name, port, kind);
-        if kind > 0 {
-            trace!(FUNC, "found ca {} with active port {}", name, port);
-            return Some((name.clone().into_bytes(), port));
-        }
-        phys_found.get_or_insert((name.as_str(), port));
-    }
-    let (found_name, found_port) = phys_found.map_or((None, 0), |(n, p)| (Some(n), p));
+    let want = u32::try_from(best_port.unwrap_or(0)).unwrap_or(0);
+    let found = resolve_among(
+        &names,
+        |name| get_ca_traced(name.as_bytes()),
+        want,
+        enforce_smi,
+        &mut TraceScan { over_cas: true },
+    );
+    let phys_found = match found {
+        Ok((name, PortChoice::Active(p))) => return Some((name.into_bytes(), p as c_int)),
+        Ok((name, PortChoice::Usable(p))) => Some((name, p as c_int)),
+        Err(_) => None,
+    };
+    let (found_name, found_port) = phys_found
+        .as_ref()
+        .map_or((None, 0), |(n, p)| (Some(n.as_str()), *p));
     trace!(
         FUNC,
         "phys found on {} port {}",
@@ -201,7 +374,7 @@ fn umad_id_in_range(name: &[u8], port: c_int) -> Option<u32> {
         return None;
     }
     let port = u32::try_from(port).ok()?;
-    let id = Devices::new()
+    let id = Source::get()
         .umad_id(name, port)
         .ok()
         .filter(|&id| id < UMAD_MAX_PORTS)?;
@@ -211,8 +384,7 @@ fn umad_id_in_range(name: &[u8], port: c_int) -> Option<u32> {
 
 /// The character-device path of `kind` (`"umad"`/`"issm"`) number `id`.
 pub(crate) fn dev_file(kind: &str, id: u32) -> String {
-    let devices = Devices::new();
-    format!("{}/{kind}{id}", devices.paths().dev_dir.display())
+    Source::get().dev_file(kind, id)
 }
 
 /// libibumad's `get_ca` result for a CA: the device, or the negative errno C returns.
@@ -225,8 +397,8 @@ fn read_ca(name: &[u8]) -> Result<Ca, c_int> {
         set_errno(libc::ENOENT);
         return Err(-libc::ENOENT);
     };
-    let devices = Devices::new();
-    let ports_dir = devices.paths().class_dir.join(name_str).join("ports");
+    let devices = Source::get();
+    let ports_dir = devices.class_dir().join(name_str).join("ports");
     match devices.ca(name_str) {
         // A umad_ca_t holds ports 0..9 only: C refuses the whole CA otherwise.
         Ok(ca)
@@ -416,22 +588,6 @@ fn fill_ca(dst: &mut umad_ca_t, dev: &Ca) -> c_int {
     0
 }
 
-/// Whether the class directory can be opened (libibumad's `scandir` succeeding), through the
-/// libc `opendir` an interposer sees.
-fn class_dir_opens(devices: &Devices) -> bool {
-    let Ok(path) = CString::new(devices.paths().class_dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is NUL-terminated and outlives the call.
-    let dir = unsafe { libc::opendir(path.as_ptr()) };
-    if dir.is_null() {
-        return false;
-    }
-    // SAFETY: `dir` is a live DIR* from opendir, closed once.
-    unsafe { libc::closedir(dir) };
-    true
-}
-
 /// Does nothing but trace; returns 0. (Kept for programs that call it; libibumad needs no
 /// initialisation.)
 ///
@@ -470,9 +626,9 @@ pub unsafe extern "C" fn umad_get_cas_names(
     let cap = usize::try_from(max).unwrap_or(0);
     // SAFETY: the caller guarantees `cas` is NULL or holds `max` writable entries.
     let out = unsafe { opt_slice_mut(cas, cap) }.unwrap_or_default();
-    let devices = Devices::new();
+    let devices = Source::get();
     let names = match devices.ca_names() {
-        Ok(names) if !names.is_empty() || class_dir_opens(&devices) => names,
+        Ok(names) if !names.is_empty() || devices.class_dir_opens() => names,
         _ => {
             if let Some(first) = out.first_mut() {
                 // strncpy(cas[0], "mthca0", 20): the name, then NULs to the end of the entry.
@@ -643,7 +799,7 @@ pub unsafe extern "C" fn umad_get_port(
     let (Ok(name), Ok(num)) = (std::str::from_utf8(&found), u32::try_from(portnum)) else {
         return -libc::EIO;
     };
-    match Devices::new().port(name, num) {
+    match Source::get().port(name, num) {
         Ok(p) => match fill_port(out, &found, &p) {
             Ok(()) => 0,
             Err(rc) => rc,
@@ -743,7 +899,7 @@ pub unsafe extern "C" fn umad_get_issm_path(
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
 pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
-    let devices = Devices::new();
+    let devices = Source::get();
     let names = match devices.ca_names_unsorted() {
         Ok(names) => names,
         Err(e) => {
@@ -786,7 +942,7 @@ pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
         tail = node;
     }
     // C traces the count only when it could open the directory.
-    if debug_level() != 0 && (!names.is_empty() || class_dir_opens(&devices)) {
+    if debug_level() != 0 && (!names.is_empty() || devices.class_dir_opens()) {
         trace!("umad_get_ca_device_list", "return {} cas", names.len());
     }
     set_errno(0);
@@ -883,7 +1039,7 @@ fn c_visible_pair(p: &CaPair) -> Option<CaPair> {
 }
 
 /// The SMI/GSI pairs of [`Devices::smi_gsi_pairs_max`] the C functions report.
-fn c_visible_pairs(devices: &Devices, max: usize) -> Vec<CaPair> {
+fn c_visible_pairs(devices: &Source, max: usize) -> Vec<CaPair> {
     devices
         .smi_gsi_pairs_max(max)
         .unwrap_or_default()
@@ -925,7 +1081,7 @@ pub unsafe extern "C" fn umad_get_smi_gsi_pairs(
         }
     };
     out.fill(umad_ca_pair::default());
-    let pairs = c_visible_pairs(&Devices::new(), max);
+    let pairs = c_visible_pairs(&Source::get(), max);
     let mut n: c_int = 0;
     for (slot, pair) in out.iter_mut().zip(&pairs) {
         fill_pair(slot, pair);
@@ -957,7 +1113,7 @@ pub unsafe extern "C" fn umad_get_smi_gsi_pair_by_ca_name(
         return -1;
     };
     *out = umad_ca_pair::default();
-    let devices = Devices::new();
+    let devices = Source::get();
     if c_visible_pairs(&devices, UMAD_MAX_PORTS as usize).is_empty() {
         return 0;
     }

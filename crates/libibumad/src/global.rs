@@ -12,7 +12,6 @@ use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use umad::abi::{field, HeaderLayout, MadAddrView, UserMadHeader, HDR_LEN};
-use umad::device::Devices;
 
 use crate::ffi::{opt_bytes, set_errno, strerror};
 use crate::types::ib_mad_addr_t;
@@ -67,7 +66,7 @@ pub(crate) fn abi_version() -> u32 {
     if cached != 0 {
         return cached & !ABI_FAILED;
     }
-    let (value, warn) = match Devices::new().abi_version() {
+    let (value, warn) = match crate::devices::Source::get().abi_version() {
         Ok(v) => (v & !ABI_FAILED, None),
         Err(umad::Error::AbiUnavailable { source, .. }) => {
             (ABI_FAILED, Some(source.raw_os_error().unwrap_or(libc::EIO)))

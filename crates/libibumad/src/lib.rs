@@ -17,6 +17,10 @@
 //!   result (-1 with `errno`); `umad_register2` and `umad_sort_ca_device_list` return a
 //!   **positive** errno; `umad_send` and `umad_recv` clear `errno` on entry.
 //! * A "port id" is the file descriptor returned by `umad_open_port`.
+//! * With `UMAD_IBSIM=<ibsim socket>` (and optionally `UMAD_IBSIM_NODE`) in the environment,
+//!   the library runs over the user-space MAD layer instead of the kernel: the simulated CA
+//!   is enumerated and ports are native ibsim connections, whose descriptors are the port ids
+//!   (no LD_PRELOAD; see `COMPATIBILITY.md`, "Over the MAD layer").
 //! * Memory the caller frees with `free()` or with `umad_release_*` /
 //!   `umad_free_ca_device_list` (`umad_port_t::pkeys`, the ports of a `umad_ca_t`, device-list
 //!   nodes) comes from the C allocator (`calloc`).
@@ -46,7 +50,9 @@ compile_error!(
      profile: cargo xtask libibumad); unwinding into C is undefined behaviour"
 );
 
+mod dev;
 mod ffi;
+mod sim;
 
 pub mod devices;
 pub mod global;

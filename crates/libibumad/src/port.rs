@@ -9,8 +9,8 @@ use core::ffi::{c_char, c_int, c_void};
 use std::path::Path;
 
 use umad::abi::{field, UserMadHeader, HDR_LEN};
-use umad::raw;
 
+use crate::dev;
 use crate::devices::{dev_file, dev_to_umad_id, resolve_ca_name};
 use crate::ffi::{errno, opt_bytes_mut, opt_cstr, opt_mut, set_errno, strerror, Ptr, Str};
 use crate::global::{
@@ -40,7 +40,7 @@ unsafe fn do_open(ca_name: *const c_char, portnum: c_int, enforce_smi: bool) -> 
         return -libc::EINVAL;
     };
     let path = dev_file("umad", id);
-    let fd = match raw::open_device(Path::new(&path)) {
+    let fd = match dev::open(Path::new(&path)) {
         Ok(fd) => fd,
         Err(e) => {
             let code = e.raw_os_error().unwrap_or(libc::EIO);
@@ -49,7 +49,7 @@ unsafe fn do_open(ca_name: *const c_char, portnum: c_int, enforce_smi: bool) -> 
             return -libc::EIO;
         }
     };
-    set_new_user_mad_api(abi > 5 || raw::enable_pkey(fd).is_ok());
+    set_new_user_mad_api(abi > 5 || dev::enable_pkey(fd).is_ok());
     trace!(FUNC, "opened {} fd {} portid {}", path, fd, id);
     fd
 }
@@ -97,7 +97,7 @@ pub unsafe extern "C" fn umad_open_smi_port(ca_name: *const c_char, portnum: c_i
 pub unsafe extern "C" fn umad_close_port(portid: c_int) -> c_int {
     // SAFETY: the caller hands over `portid`, as with close(2); the result is ignored as in C
     // (errno keeps the reason).
-    let _ = unsafe { raw::close(portid) };
+    let _ = unsafe { dev::close(portid) };
     trace!("umad_close_port", "closed fd {}", portid);
     0
 }
@@ -149,7 +149,7 @@ pub unsafe extern "C" fn umad_send(
     if debug_level() > 1 {
         dump_header(&buf[..buf.len().min(HDR_LEN)]);
     }
-    let n = raw::write(portid, buf);
+    let n = dev::write(portid, buf);
     if let Ok(n) = n {
         if n == buf.len() {
             return 0;
@@ -167,16 +167,6 @@ pub unsafe extern "C" fn umad_send(
         set_errno(libc::EIO);
     }
     -libc::EIO
-}
-
-/// libibumad's `dev_poll`: 0 when `poll` reports exactly one ready descriptor (any event, so
-/// an invalid fd ≥ 0 counts as ready), `-ETIMEDOUT` when it times out, `-EIO` otherwise.
-fn dev_poll(fd: c_int, timeout_ms: c_int) -> c_int {
-    match raw::poll_once(fd, libc::POLLIN, timeout_ms) {
-        Ok((1, _)) => 0,
-        Ok((0, _)) => -libc::ETIMEDOUT,
-        _ => -libc::EIO,
-    }
 }
 
 /// Receives one MAD into `umad`. `*length` is the MAD capacity on input and the MAD length
@@ -217,7 +207,7 @@ pub unsafe extern "C" fn umad_recv(
         return -libc::EINVAL;
     }
     if timeout_ms != 0 {
-        let n = dev_poll(portid, timeout_ms);
+        let n = dev::poll(portid, timeout_ms);
         if n < 0 {
             if errno() == 0 {
                 set_errno(-n);
@@ -236,7 +226,7 @@ pub unsafe extern "C" fn umad_recv(
         set_errno(libc::EINVAL);
         return -libc::EINVAL;
     };
-    let read = raw::read(portid, buf);
+    let read = dev::read(portid, buf);
     // Header fields are taken only where the buffer named by the call holds them.
     let h = UserMadHeader::from_prefix(buf, header_layout());
     let holds = |f: core::ops::Range<usize>| buf.len() >= f.end;
@@ -286,7 +276,7 @@ pub unsafe extern "C" fn umad_recv(
 #[no_mangle]
 pub unsafe extern "C" fn umad_poll(portid: c_int, timeout_ms: c_int) -> c_int {
     trace!("umad_poll", "fd {} timeout {}", portid, timeout_ms as u32);
-    dev_poll(portid, timeout_ms)
+    dev::poll(portid, timeout_ms)
 }
 
 /// The file descriptor of a port: the port id itself.

@@ -3,10 +3,10 @@
 
 use core::ffi::{c_int, c_long, c_void};
 
-use umad::abi::{self, AgentRegistration, Fallback, RegisterIoctl};
+use umad::abi::{AgentRegistration, Fallback, RegisterIoctl};
 use umad::agent::OPENIB_OUI;
-use umad::raw;
 
+use crate::dev;
 use crate::ffi::{errno, opt_bytes, opt_mut, strerror, Ptr};
 use crate::global::trace;
 use crate::types::umad_reg_attr;
@@ -60,7 +60,7 @@ pub unsafe extern "C" fn umad_register(
         Ptr(method_mask.cast())
     );
     let qp = qpn_for(mgmt_class);
-    let mut req = AgentRegistration {
+    let reg = AgentRegistration {
         qpn: u32::from(qp),
         class: mgmt_class as u8,
         class_version: mgmt_version as u8,
@@ -69,18 +69,17 @@ pub unsafe extern "C" fn umad_register(
         method_mask: unsafe { method_mask_words(method_mask) },
         oui: OPENIB_OUI,
         rmpp_version,
-    }
-    .req();
-    match raw::register_agent(portid, &mut req) {
-        Ok(()) => {
+    };
+    match dev::register_agent(portid, &reg) {
+        Ok(id) => {
             trace!(
                 "umad_register",
                 "fd {} registered to use agent {} qp {}",
                 portid,
-                req.id,
+                id,
                 qp
             );
-            req.id as c_int
+            id as c_int
         }
         Err(_) => {
             trace!(
@@ -139,7 +138,7 @@ pub unsafe extern "C" fn umad_register_oui(
         return -libc::EINVAL;
     };
     let [o0, o1, o2] = oui_bytes;
-    let mut req = AgentRegistration {
+    let reg = AgentRegistration {
         qpn: 1,
         class: mgmt_class as u8,
         class_version: 1,
@@ -148,29 +147,28 @@ pub unsafe extern "C" fn umad_register_oui(
         method_mask: unsafe { method_mask_words(method_mask) },
         oui: u32::from_be_bytes([0, o0, o1, o2]),
         rmpp_version,
-    }
-    .req();
-    match raw::register_agent(portid, &mut req) {
-        Ok(()) => {
+    };
+    match dev::register_agent(portid, &reg) {
+        Ok(id) => {
             trace!(
                 "umad_register_oui",
                 "fd {} registered to use agent {} qp {} class 0x{:x} oui {}",
                 portid,
-                req.id,
-                req.qpn,
-                req.mgmt_class,
+                id,
+                reg.qpn,
+                reg.class,
                 Ptr(oui.cast())
             );
-            req.id as c_int
+            id as c_int
         }
         Err(_) => {
             trace!(
                 "umad_register_oui",
                 "fd {} registering qp {} class 0x{:x} version {} oui {} failed: {}",
                 portid,
-                req.qpn,
-                req.mgmt_class,
-                req.mgmt_class_version,
+                reg.qpn,
+                reg.class,
+                reg.class_version,
                 Ptr(oui.cast()),
                 strerror(errno())
             );
@@ -235,11 +233,7 @@ pub unsafe extern "C" fn umad_register2(
         oui: attr.oui,
         rmpp_version: attr.rmpp_version,
     };
-    let outcome = abi::register_agent(
-        &reg,
-        |req2| raw::register_agent2(port_fd, req2),
-        |req| raw::register_agent(port_fd, req),
-    );
+    let outcome = dev::register_agent2(port_fd, &reg);
     let fallback = match &outcome {
         Ok((_, RegisterIoctl::Agent)) => Fallback::Agent,
         Ok((_, RegisterIoctl::Agent2)) => Fallback::None,
@@ -296,7 +290,7 @@ pub unsafe extern "C" fn umad_unregister(portid: c_int, agentid: c_int) -> c_int
         portid,
         agentid
     );
-    match raw::unregister_agent(portid, agentid as u32) {
+    match dev::unregister_agent(portid, agentid as u32) {
         Ok(()) => 0,
         Err(_) => -1,
     }

@@ -195,6 +195,21 @@ impl AgentSpec {
     }
 }
 
+impl From<&AgentRegistration> for AgentSpec {
+    /// The agent a registration request describes (the QP follows from the class; the OUI is
+    /// cut to the 24 bits the kernel looks at).
+    fn from(r: &AgentRegistration) -> AgentSpec {
+        AgentSpec {
+            class: r.class,
+            class_version: r.class_version,
+            methods: MethodMask(r.method_mask),
+            rmpp_version: r.rmpp_version,
+            oui: r.oui & 0x00ff_ffff,
+            flags: r.flags,
+        }
+    }
+}
+
 /// Whether a MAD carries an RMPP header with the ACTIVE flag (only meaningful for RMPP
 /// classes).
 pub(crate) fn rmpp_active(mad: &[u8]) -> bool {
@@ -225,6 +240,11 @@ mod tests {
         assert_eq!((r.oui, r.flags, r.qpn, r.class), (0x00066a, 1, 1, 0x4f));
         assert_eq!(r.method_mask, [2, 1]);
         assert_eq!(AgentSpec::new(0x81, 1).registration().qpn, 0);
+        let spec = AgentSpec::new(0x4f, 1)
+            .oui(0x00066a)
+            .methods(MethodMask::of(&[1]))
+            .rmpp_version(1);
+        assert_eq!(AgentSpec::from(&spec.registration()), spec);
     }
 
     #[test]

@@ -237,11 +237,79 @@ impl Ca {
     /// [`Error::NoUsablePort`] says why no port qualifies. For the C layer, which walks the
     /// CAs itself to apply libibumad's read limits and messages.
     pub fn choose_port(&self, port: u32, enforce_smi: bool) -> Result<PortChoice> {
-        choose_port(self, port, enforce_smi).map_err(|reason| Error::NoUsablePort {
+        self.choose_port_observed(port, enforce_smi, &mut ())
+    }
+
+    /// [`Ca::choose_port`], reporting each step of the scan to `observer` (for a C layer that
+    /// traces it as libibumad does; the outcome is the same).
+    pub fn choose_port_observed(
+        &self,
+        port: u32,
+        enforce_smi: bool,
+        observer: &mut dyn ScanObserver,
+    ) -> Result<PortChoice> {
+        scan_ports(self, port, enforce_smi, observer).map_err(|reason| Error::NoUsablePort {
             ca: self.name.clone(),
             reason,
         })
     }
+}
+
+/// Watches libibumad's default-port scan step by step — its C implementation prints a debug
+/// line at each of these points — without changing it. Every method does nothing by default;
+/// `()` observes nothing.
+pub trait ScanObserver {
+    /// A CA is about to be read and looked at.
+    fn checking_ca(&mut self, _ca: &str) {}
+    /// Port number `port` of the CA is looked at, in a pass over every number from 0 to
+    /// [`Ca::num_ports`] (absent ones too); only when the best port is searched.
+    fn checking_port(&mut self, _port: u32) {}
+    /// Port `port` is ACTIVE: the search on this CA stops there.
+    fn found_active_port(&mut self, _port: u32) {}
+    /// The CA qualifies with `choice` (the scan over CAs stops at an [`PortChoice::Active`]
+    /// one).
+    fn found_ca(&mut self, _ca: &str, _choice: PortChoice) {}
+}
+
+impl ScanObserver for () {}
+
+/// libibumad's `resolve_ca_name` without a CA name, over the CAs `names` in that order (the
+/// class directory's readdir order): each is read with `read_ca` (one that cannot be read is
+/// skipped), and the first whose port (`port`, or the best one for 0; see
+/// [`Ca::choose_port`]) is ACTIVE wins at once, else the first with a usable one. `Err` says,
+/// per CA, why none qualified. [`Devices::resolve`] is this over sysfs; a C layer passes its
+/// own reader (with its limits and messages) and observer.
+#[doc(alias = "resolve_ca_name")]
+pub fn resolve_among<E: std::fmt::Display>(
+    names: &[String],
+    mut read_ca: impl FnMut(&str) -> std::result::Result<Ca, E>,
+    port: u32,
+    enforce_smi: bool,
+    observer: &mut dyn ScanObserver,
+) -> std::result::Result<(String, PortChoice), Vec<String>> {
+    let mut usable: Option<(String, PortChoice)> = None;
+    let mut reasons = Vec::new();
+    for name in names {
+        observer.checking_ca(name);
+        let ca = match read_ca(name) {
+            Ok(ca) => ca,
+            Err(e) => {
+                reasons.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        match scan_ports(&ca, port, enforce_smi, observer) {
+            Ok(choice) => {
+                observer.found_ca(name, choice);
+                if let PortChoice::Active(_) = choice {
+                    return Ok((name.clone(), choice));
+                }
+                usable.get_or_insert((name.clone(), choice));
+            }
+            Err(reason) => reasons.push(format!("{name}: {reason}")),
+        }
+    }
+    usable.ok_or(reasons)
 }
 
 /// An SMI/GSI device pair (libibumad's `struct umad_ca_pair`).
@@ -305,6 +373,16 @@ impl PortChoice {
 /// libibumad's `resolve_ca_port` (HEAD, with the `enforce_smi` filter) on an already read CA.
 /// `Err` carries why no port qualifies.
 fn choose_port(ca: &Ca, port: u32, enforce_smi: bool) -> std::result::Result<PortChoice, String> {
+    scan_ports(ca, port, enforce_smi, &mut ())
+}
+
+/// [`choose_port`], reporting the steps of the best-port search to `observer`.
+fn scan_ports(
+    ca: &Ca,
+    port: u32,
+    enforce_smi: bool,
+    observer: &mut dyn ScanObserver,
+) -> std::result::Result<PortChoice, String> {
     if ca.node_type == NodeType::Switch {
         // QUIRK kept: a switch is always "active" on port 0, whatever was asked.
         return Ok(PortChoice::Active(0));
@@ -332,17 +410,22 @@ fn choose_port(ca: &Ca, port: u32, enforce_smi: bool) -> std::result::Result<Por
         }
         return Err(format!("port {port} is Disabled (phys_state 3)"));
     }
+    // Both passes look at every port number up to the highest, as libibumad does.
+    let numbers = 0..=ca.num_ports();
     // Pass 1: InfiniBand ports only; the first ACTIVE port wins, else the first LinkUp one.
     let mut up = None;
-    for p in &ca.ports {
+    for n in numbers.clone() {
+        observer.checking_port(n);
+        let Some(p) = ca.port(n) else { continue };
         if !p.is_ib() || (enforce_smi && p.is_smi_disabled()) {
             continue;
         }
         if up.is_none() && p.phys_state == PHYS_STATE_LINK_UP {
-            up = Some(p.port_num);
+            up = Some(n);
         }
         if p.is_active() {
-            return Ok(PortChoice::Active(p.port_num));
+            observer.found_active_port(n);
+            return Ok(PortChoice::Active(n));
         }
     }
     if let Some(n) = up {
@@ -350,12 +433,12 @@ fn choose_port(ca: &Ca, port: u32, enforce_smi: bool) -> std::result::Result<Por
     }
     // Pass 2: the first port that is not Disabled. QUIRK kept from libibumad: the link layer
     // is not checked here, so an Ethernet-only HCA is still chosen.
-    if let Some(p) = ca
-        .ports
-        .iter()
-        .find(|p| !(enforce_smi && p.is_smi_disabled()) && p.phys_state != PHYS_STATE_DISABLED)
-    {
-        return Ok(PortChoice::Usable(p.port_num));
+    for n in numbers {
+        observer.checking_port(n);
+        let Some(p) = ca.port(n) else { continue };
+        if !(enforce_smi && p.is_smi_disabled()) && p.phys_state != PHYS_STATE_DISABLED {
+            return Ok(PortChoice::Usable(n));
+        }
     }
     if ca.ports.is_empty() {
         return Err("it has no ports".to_owned());
@@ -814,28 +897,12 @@ impl Devices {
                 reason: "no device of an InfiniBand node type (CA, switch, router)".to_owned(),
             });
         }
-        let mut usable: Option<(String, u32)> = None;
-        let mut reasons = Vec::new();
-        for name in names {
-            let dev = match self.read_ca(&name) {
-                Ok(d) => d,
-                Err(e) => {
-                    reasons.push(format!("{name}: {e}"));
-                    continue;
-                }
-            };
-            match choose_port(&dev, port, enforce_smi) {
-                Ok(PortChoice::Active(p)) => return Ok((name, p)),
-                Ok(PortChoice::Usable(p)) => {
-                    usable.get_or_insert((name, p));
-                }
-                Err(reason) => reasons.push(format!("{name}: {reason}")),
-            }
-        }
-        usable.ok_or_else(|| Error::NoDevice {
-            path: class_dir,
-            reason: reasons.join("; "),
-        })
+        resolve_among(&names, |n| self.read_ca(n), port, enforce_smi, &mut ())
+            .map(|(name, choice)| (name, choice.port()))
+            .map_err(|reasons| Error::NoDevice {
+                path: class_dir,
+                reason: reasons.join("; "),
+            })
     }
 
     /// The number N of the `umadN` device of a CA port (libibumad's `dev_to_umad_id`).
@@ -958,70 +1025,119 @@ impl Devices {
         if let Some(d) = devname {
             validate_ca_name(d)?;
         }
-        let class_dir = Some(self.paths.class_dir.clone());
-        let pairs = self.smi_gsi_pairs()?;
-        if pairs.is_empty() {
-            return Err(Error::NoDevice {
-                path: class_dir,
-                reason: "no InfiniBand device with a readable port and a non-zero port GUID"
-                    .to_owned(),
-            });
-        }
-        let mut reasons = Vec::new();
-        for pair in pairs {
-            let Some(gsi) = pair.gsi_name.as_deref() else {
-                continue;
-            };
-            if enforce_smi && pair.smi_name.is_none() {
-                continue;
-            }
-            if let Some(d) = devname {
-                if d != gsi && pair.smi_name.as_deref() != Some(d) {
-                    continue;
-                }
-            }
-            let is_gsi = (!enforce_smi && pair.smi_name.is_none()) || devname == Some(gsi);
-            let Some(target) = (if is_gsi {
-                Some(gsi)
-            } else {
-                pair.smi_name.as_deref()
-            }) else {
-                continue;
-            };
-            let ca = match self.read_ca(target) {
-                Ok(c) => c,
-                Err(e) => {
-                    reasons.push(format!("{target}: {e}"));
-                    continue;
-                }
-            };
-            if port != 0 && ca.port(port).is_none() {
-                reasons.push(format!(
-                    "{target}: port {port} does not exist (ports: {})",
-                    port_list(&ca)
-                ));
-                continue;
-            }
-            let mut candidate = pair.clone();
-            match find_preferred_ports(&mut candidate, &ca, is_gsi, port, devname) {
-                Ok(()) => return Ok(candidate),
-                Err(reason) => reasons.push(reason),
-            }
-        }
-        if reasons.is_empty() {
-            let what = match (devname, enforce_smi) {
-                (Some(d), true) => format!("no SMI/GSI pair with an SMI device contains {d:?}"),
-                (Some(d), false) => format!("no SMI/GSI pair contains {d:?}"),
-                (None, true) => "no SMI/GSI pair has an SMI device".to_owned(),
-                (None, false) => "no SMI/GSI pair has a GSI device".to_owned(),
-            };
-            reasons.push(what);
-        }
-        Err(Error::NoDevice {
-            path: class_dir,
-            reason: reasons.join("; "),
-        })
+        pair_by_name(
+            &self.smi_gsi_pairs()?,
+            |name| self.read_ca(name),
+            devname,
+            port,
+            enforce_smi,
+            Some(self.paths.class_dir.clone()),
+        )
     }
+}
+
+/// The SMI/GSI pairs of CAs already read — [`Devices::smi_gsi_pairs`] (`max` `None`) or
+/// [`Devices::smi_gsi_pairs_max`] for devices that are not in sysfs (a simulator's), in the
+/// order given.
+#[doc(alias = "umad_get_smi_gsi_pairs")]
+pub fn smi_gsi_pairs_of(cas: &[Ca], max: Option<usize>) -> Vec<CaPair> {
+    pair_up(cas, max)
+}
+
+/// [`Devices::smi_gsi_pair_by_ca_name`] over CAs already read (in name order), for devices
+/// that are not in sysfs (a simulator's).
+#[doc(alias = "umad_get_smi_gsi_pair_by_ca_name")]
+pub fn smi_gsi_pair_of(
+    cas: &[Ca],
+    devname: Option<&str>,
+    port: u32,
+    enforce_smi: bool,
+) -> Result<CaPair> {
+    if let Some(d) = devname {
+        validate_ca_name(d)?;
+    }
+    let find = |name: &str| {
+        cas.iter()
+            .find(|c| c.name == name)
+            .cloned()
+            .ok_or_else(|| Error::NoUsablePort {
+                ca: name.to_owned(),
+                reason: "not among the devices given".to_owned(),
+            })
+    };
+    pair_by_name(&pair_up(cas, None), find, devname, port, enforce_smi, None)
+}
+
+/// libibumad's `umad_get_smi_gsi_pair_by_ca_name` (HEAD) over `pairs`, reading each candidate
+/// device with `read_ca`; see [`Devices::smi_gsi_pair_by_ca_name`].
+fn pair_by_name(
+    pairs: &[CaPair],
+    read_ca: impl Fn(&str) -> Result<Ca>,
+    devname: Option<&str>,
+    port: u32,
+    enforce_smi: bool,
+    class_dir: Option<PathBuf>,
+) -> Result<CaPair> {
+    if pairs.is_empty() {
+        return Err(Error::NoDevice {
+            path: class_dir,
+            reason: "no InfiniBand device with a readable port and a non-zero port GUID".to_owned(),
+        });
+    }
+    let mut reasons = Vec::new();
+    for pair in pairs {
+        let Some(gsi) = pair.gsi_name.as_deref() else {
+            continue;
+        };
+        if enforce_smi && pair.smi_name.is_none() {
+            continue;
+        }
+        if let Some(d) = devname {
+            if d != gsi && pair.smi_name.as_deref() != Some(d) {
+                continue;
+            }
+        }
+        let is_gsi = (!enforce_smi && pair.smi_name.is_none()) || devname == Some(gsi);
+        let Some(target) = (if is_gsi {
+            Some(gsi)
+        } else {
+            pair.smi_name.as_deref()
+        }) else {
+            continue;
+        };
+        let ca = match read_ca(target) {
+            Ok(c) => c,
+            Err(e) => {
+                reasons.push(format!("{target}: {e}"));
+                continue;
+            }
+        };
+        if port != 0 && ca.port(port).is_none() {
+            reasons.push(format!(
+                "{target}: port {port} does not exist (ports: {})",
+                port_list(&ca)
+            ));
+            continue;
+        }
+        let mut candidate = pair.clone();
+        match find_preferred_ports(&mut candidate, &ca, is_gsi, port, devname) {
+            Ok(()) => return Ok(candidate),
+            Err(reason) => reasons.push(reason),
+        }
+    }
+    if reasons.is_empty() {
+        let what = match (devname, enforce_smi) {
+            (Some(d), true) => format!("no SMI/GSI pair with an SMI device contains {d:?}"),
+            (Some(d), false) => format!("no SMI/GSI pair contains {d:?}"),
+            (None, true) => "no SMI/GSI pair has an SMI device".to_owned(),
+            (None, false) => "no SMI/GSI pair has a GSI device".to_owned(),
+        };
+        reasons.push(what);
+    }
+    Err(Error::NoDevice {
+        path: class_dir,
+        reason: reasons.join("; "),
+    })
 }
 
 /// Reads a port's P_Key table: the entries of `dir` whose names are all digits; each name is

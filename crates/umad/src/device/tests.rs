@@ -1490,3 +1490,106 @@ fn sysfs_reader_errors_name_the_file() {
     assert!(matches!(read_gid(&bad), Err(Error::Parse { path, .. }) if path == bad));
     assert!(matches!(list_dir(&missing), Err(Error::Sysfs { path, .. }) if path == missing));
 }
+
+/// Records the steps of the default-port scan.
+#[derive(Default)]
+struct ScanLog(Vec<String>);
+
+impl ScanObserver for ScanLog {
+    fn checking_ca(&mut self, ca: &str) {
+        self.0.push(format!("ca {ca}"));
+    }
+    fn checking_port(&mut self, port: u32) {
+        self.0.push(format!("port {port}"));
+    }
+    fn found_active_port(&mut self, port: u32) {
+        self.0.push(format!("active {port}"));
+    }
+    fn found_ca(&mut self, ca: &str, choice: PortChoice) {
+        self.0.push(format!("found {ca} {choice:?}"));
+    }
+}
+
+#[test]
+fn the_scan_reports_every_step_libibumad_traces() {
+    use PortChoice::{Active, Usable};
+    let ib = "InfiniBand";
+    let scan = |ca: &Ca, port: u32| {
+        let mut log = ScanLog::default();
+        let r = ca.choose_port_observed(port, false, &mut log).ok();
+        (r, log.0)
+    };
+    // No port 2; port 3 LinkUp: pass 1 looks at every number 0..=3 and takes 3, no pass 2.
+    let linkup = ca_of(
+        NodeType::Ca,
+        vec![port(1, 1, 2, ib, 0), port(3, 2, 5, ib, 0)],
+    );
+    assert_eq!(
+        scan(&linkup, 0),
+        (
+            Some(Usable(3)),
+            vec!["port 0", "port 1", "port 2", "port 3"]
+                .into_iter()
+                .map(String::from)
+                .collect()
+        )
+    );
+    // An ACTIVE port stops pass 1.
+    let active = ca_of(
+        NodeType::Ca,
+        vec![port(1, 4, 5, ib, 0), port(2, 4, 5, ib, 0)],
+    );
+    assert_eq!(
+        scan(&active, 0),
+        (
+            Some(Active(1)),
+            vec!["port 0".to_owned(), "port 1".into(), "active 1".into()]
+        )
+    );
+    // Nothing up: pass 2 runs over the numbers again, until a port that is not Disabled.
+    let pass2 = ca_of(
+        NodeType::Ca,
+        vec![port(1, 1, 3, ib, 0), port(2, 1, 2, "Ethernet", 0)],
+    );
+    let (r, steps) = scan(&pass2, 0);
+    assert_eq!(r, Some(Usable(2)));
+    assert_eq!(steps.join(","), "port 0,port 1,port 2,port 0,port 1,port 2");
+    // An explicit port and a switch take no steps.
+    assert_eq!(scan(&active, 2), (Some(Active(2)), vec![]));
+    let sw = ca_of(NodeType::Switch, vec![port(0, 4, 5, ib, 0)]);
+    assert_eq!(scan(&sw, 0), (Some(Active(0)), vec![]));
+
+    // Over CAs: each announced, unreadable ones skipped, the first ACTIVE one ends the scan.
+    let names: Vec<String> = ["bad", "up", "act", "late"].map(String::from).to_vec();
+    let mut log = ScanLog::default();
+    let found = resolve_among(
+        &names,
+        |n| match n {
+            "bad" => Err("unreadable"),
+            "up" => Ok(Ca {
+                name: "up".into(),
+                ..linkup.clone()
+            }),
+            _ => Ok(Ca {
+                name: n.into(),
+                ..active.clone()
+            }),
+        },
+        0,
+        false,
+        &mut log,
+    );
+    assert_eq!(found, Ok(("act".to_owned(), Active(1))));
+    assert_eq!(
+        log.0.join(","),
+        "ca bad,ca up,port 0,port 1,port 2,port 3,found up Usable(3),ca act,port 0,port 1,active 1,found act Active(1)"
+    );
+    let none = resolve_among(
+        &names[..1],
+        |_| Err::<Ca, _>("unreadable"),
+        0,
+        false,
+        &mut (),
+    );
+    assert_eq!(none, Err(vec!["bad: unreadable".to_owned()]));
+}
