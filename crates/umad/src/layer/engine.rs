@@ -352,9 +352,10 @@ impl Engine {
         }
         let class = m[1];
         let qp = spec.qpn();
-        let rmpp = spec.kernel_rmpp()
-            && rmpp_active(&m)
-            && Rmpp::new_unchecked(&m[..]).rmpp_type() == RmppType::Data;
+        // As the kernel's ib_umad: an ACTIVE send of a transport-RMPP agent is a DATA
+        // transfer whatever its RMPP type says (the kernel writes version and type itself;
+        // opensm sends its GetTableResp with only the ACTIVE flag).
+        let rmpp = spec.kernel_rmpp() && rmpp_active(&m);
         if rmpp {
             self.start_rmpp_send(now, out, spec, m, request);
             return Ok(());
