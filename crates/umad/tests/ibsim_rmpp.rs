@@ -201,3 +201,31 @@ fn ibsim_ten_thousand_open_close_cycles() {
         }
     }
 }
+
+#[test]
+fn ibsim_port_fd_is_readable_exactly_while_a_mad_waits() {
+    use std::os::unix::io::AsRawFd;
+    let Some(sim) = fabric("ibsim_port_fd_is_readable_exactly_while_a_mad_waits") else {
+        return;
+    };
+    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name())).expect("port");
+    let fd = port.as_raw_fd();
+    let readable = |ms| umad::raw::poll_once(fd, libc::POLLIN, ms).expect("poll").0 == 1;
+    let agent = port.register(&AgentSpec::new(0x81, 1)).expect("register");
+    assert!(!readable(0), "nothing queued yet");
+    let path = mad::DrPath::from_hops(&[0]).unwrap();
+    let req = mad::Smp::dr_request(mad::Method::Get, mad::attr::id::NODE_INFO, 0, 77, &path);
+    port.send(agent, &req, &MadAddr::directed_route(), 1000, 0)
+        .expect("send");
+    assert!(readable(2000), "the answer makes the descriptor readable");
+    // Port::poll and a recv_fit that is too small look without taking.
+    assert!(port.poll(Some(Duration::ZERO)).expect("poll"));
+    assert!(port.recv_fit(Some(Duration::ZERO), 10).is_err());
+    assert!(readable(0), "still readable: the MAD still waits");
+    let r = port
+        .recv(Some(Duration::ZERO))
+        .expect("recv")
+        .expect("the answer");
+    assert_eq!(r.status, 0);
+    assert!(!readable(0), "taken: no longer readable");
+}
