@@ -97,6 +97,15 @@ fn serve(sim: &Ibsim) -> (u16, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
     (lid, stop, t)
 }
 
+/// A client port on ibsim's default node (H-host1) with an RMPP SA agent.
+fn client(sim: &Ibsim) -> (Port, u32) {
+    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name())).expect("client port");
+    let agent = port
+        .register(&AgentSpec::new(SA, 2).rmpp_version(1))
+        .expect("client agent");
+    (port, agent)
+}
+
 fn sa_addr(lid: u16) -> MadAddr {
     MadAddr::new(lid, 1, 0, MadAddr::DEFAULT_QKEY)
 }
@@ -107,10 +116,7 @@ fn ibsim_rmpp_tables_of_any_size_arrive_whole() {
         return;
     };
     let (lid, stop, server) = serve(&sim);
-    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name())).expect("client port");
-    let agent = port
-        .register(&AgentSpec::new(SA, 2).rmpp_version(1))
-        .expect("client agent");
+    let (port, agent) = client(&sim);
     for (tid, len) in [
         (1u64, 0usize),
         (2, 150),
@@ -153,10 +159,7 @@ fn ibsim_rmpp_with_injected_errors_whole_or_timed_out() {
         return;
     };
     let (lid, stop, server) = serve(&sim);
-    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name())).expect("client port");
-    let agent = port
-        .register(&AgentSpec::new(SA, 2).rmpp_version(1))
-        .expect("client agent");
+    let (port, agent) = client(&sim);
     // 5 % of the packets through the switches are lost (ibsim bounces them).
     sim.console(r#"Error "S-sw1" 5"#).expect("console");
     sim.console(r#"Error "S-sw2" 5"#).expect("console");
