@@ -123,11 +123,9 @@ fn sim_read(p: &SimPort, buf: &mut [u8]) -> io::Result<usize> {
     let Some(capacity) = buf.len().checked_sub(h) else {
         return Err(fail(libc::EINVAL));
     };
-    match p
-        .port()
-        .transport()
-        .recv_fit(Some(Duration::ZERO), capacity)
-    {
+    // Through the port, never around it: its poll may already have taken the MAD off the
+    // transport into the port's own queue.
+    match p.port().recv_fit(Some(Duration::ZERO), capacity) {
         Ok(Some(r)) => {
             // The kernel hands over a zeroed header with what it knows filled in.
             buf[..h].fill(0);

@@ -81,6 +81,22 @@ struct Mux {
     abandoned: VecDeque<Key>,
     /// MADs read and discarded (queue overflow, late answers of given-up transactions).
     dropped: u64,
+    /// A [`Port::poll`] reader saw the transport readable without taking anything.
+    transport_ready: bool,
+}
+
+/// How the reader reads when no transaction waits (when one does, it always takes every MAD
+/// and routes it): leaving MADs on the transport while nobody else needs them keeps the
+/// transport's descriptor ([`Port::as_raw_fd`]) readable exactly while a MAD waits, and lets
+/// the transport apply a receive capacity itself.
+#[derive(Clone, Copy)]
+enum ReadFor {
+    /// A transaction: take and route.
+    Route,
+    /// [`Port::poll`]: only look.
+    Peek,
+    /// [`Port::recv_fit`]: take one MAD of at most this many bytes.
+    Fit(usize),
 }
 
 impl Mux {
@@ -342,14 +358,16 @@ impl Port {
     /// `umad_recv` passes on).
     #[doc(alias = "umad_recv")]
     pub fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
-        self.wait(deadline(timeout), |mux| match mux.pop_fit(capacity)? {
-            Ok(r) => Some(Ok(r)),
-            Err(needed) => Some(Err(Error::TooLong {
-                ca: self.ca_name().to_string(),
-                port: self.port_num(),
-                needed,
-                capacity,
-            })),
+        self.wait(deadline(timeout), ReadFor::Fit(capacity), |mux| {
+            match mux.pop_fit(capacity)? {
+                Ok(r) => Some(Ok(r)),
+                Err(needed) => Some(Err(Error::TooLong {
+                    ca: self.ca_name().to_string(),
+                    port: self.port_num(),
+                    needed,
+                    capacity,
+                })),
+            }
         })
     }
 
@@ -358,8 +376,9 @@ impl Port {
     /// [`Port::transact`] goes there, the rest into the port's receive queue.
     #[doc(alias = "umad_poll")]
     pub fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
-        let queued = self.wait(deadline(timeout), |mux| {
-            (!mux.queue.is_empty()).then_some(Ok(()))
+        let queued = self.wait(deadline(timeout), ReadFor::Peek, |mux| {
+            let ready = !mux.queue.is_empty() || std::mem::take(&mut mux.transport_ready);
+            ready.then_some(Ok(()))
         })?;
         Ok(queued.is_some())
     }
@@ -402,7 +421,7 @@ impl Port {
         self.send(agent, mad, addr, timeout_ms.max(1), retries)?;
         let budget = Duration::from_millis(u64::from(timeout_ms.max(1)) * (u64::from(retries) + 1))
             + TRANSACT_SLACK;
-        let answer = self.wait(deadline(Some(budget)), |mux| {
+        let answer = self.wait(deadline(Some(budget)), ReadFor::Route, |mux| {
             match mux.waiting.get(&key)? {
                 Slot::Waiting => None,
                 Slot::Done(_) | Slot::Unregistered => Some(Ok(())),
@@ -472,6 +491,7 @@ impl Port {
     fn wait<T>(
         &self,
         until: Option<Instant>,
+        how: ReadFor,
         mut take: impl FnMut(&mut Mux) -> Option<Result<T>>,
     ) -> Result<Option<T>> {
         let mut mux = self.mux();
@@ -497,20 +517,40 @@ impl Port {
                 };
                 continue;
             }
+            let how = if mux.waiting.is_empty() {
+                how
+            } else {
+                ReadFor::Route
+            };
             mux.reading = true;
             drop(mux);
             let mut reading = Reading {
                 port: self,
                 armed: true,
             };
-            let slice = left.map_or(READ_SLICE, |l| l.min(READ_SLICE));
-            let got = self.transport.recv(Some(slice));
+            let slice = Some(left.map_or(READ_SLICE, |l| l.min(READ_SLICE)));
+            let got = match how {
+                ReadFor::Peek => self.transport.poll(slice).map(|ready| (None, ready)),
+                ReadFor::Fit(capacity) => {
+                    self.transport.recv_fit(slice, capacity).map(|r| (r, false))
+                }
+                ReadFor::Route => self.transport.recv(slice).map(|r| (r, false)),
+            };
             mux = self.mux();
             reading.armed = false;
             mux.reading = false;
             mux.reads = mux.reads.wrapping_add(1);
             read_late |= expired;
-            let got = got.map(|r| r.map(|r| mux.route(r)));
+            // A MAD taken directly still goes through routing: a transaction may have begun
+            // waiting for it during the read.
+            let got = got.map(|(r, ready)| {
+                // What it saw may be the answer of a transaction that began meanwhile: then
+                // the next pass reads and routes it instead.
+                mux.transport_ready |= ready && mux.waiting.is_empty();
+                if let Some(r) = r {
+                    mux.route(r);
+                }
+            });
             self.changed.notify_all();
             got?;
         }
@@ -520,9 +560,12 @@ impl Port {
 impl AsRawFd for Port {
     /// A descriptor that polls readable when MADs arrive (`umad_get_fd`), for event loops.
     ///
-    /// MADs already read into the port's receive queue (by [`Port::transact`] or
-    /// [`Port::poll`] on another thread) no longer make it readable: after a wake-up, call
-    /// [`Port::recv`] with a zero timeout until it answers `None`.
+    /// While no [`Port::transact`] is waiting, [`Port::poll`] and [`Port::recv_fit`] leave
+    /// MADs on the transport until they are taken, so the descriptor is readable exactly while
+    /// one waits (the kernel's fd; the MAD layer's eventfd). MADs that a transaction's reader
+    /// moved into the port's receive queue no longer make it readable: when transactions run
+    /// beside an event loop, call [`Port::recv`] with a zero timeout after a wake-up until it
+    /// answers `None`.
     #[doc(alias = "umad_get_fd")]
     fn as_raw_fd(&self) -> RawFd {
         self.transport.raw_fd()

@@ -97,6 +97,15 @@ fn serve(sim: &Ibsim) -> (u16, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
     (lid, stop, t)
 }
 
+/// A client port on ibsim's default node (H-host1) with an RMPP SA agent.
+fn client(sim: &Ibsim) -> (Port, u32) {
+    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name())).expect("client port");
+    let agent = port
+        .register(&AgentSpec::new(SA, 2).rmpp_version(1))
+        .expect("client agent");
+    (port, agent)
+}
+
 fn sa_addr(lid: u16) -> MadAddr {
     MadAddr::new(lid, 1, 0, MadAddr::DEFAULT_QKEY)
 }
@@ -107,10 +116,7 @@ fn ibsim_rmpp_tables_of_any_size_arrive_whole() {
         return;
     };
     let (lid, stop, server) = serve(&sim);
-    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name())).expect("client port");
-    let agent = port
-        .register(&AgentSpec::new(SA, 2).rmpp_version(1))
-        .expect("client agent");
+    let (port, agent) = client(&sim);
     for (tid, len) in [
         (1u64, 0usize),
         (2, 150),
@@ -153,10 +159,7 @@ fn ibsim_rmpp_with_injected_errors_whole_or_timed_out() {
         return;
     };
     let (lid, stop, server) = serve(&sim);
-    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name())).expect("client port");
-    let agent = port
-        .register(&AgentSpec::new(SA, 2).rmpp_version(1))
-        .expect("client agent");
+    let (port, agent) = client(&sim);
     // 5 % of the packets through the switches are lost (ibsim bounces them).
     sim.console(r#"Error "S-sw1" 5"#).expect("console");
     sim.console(r#"Error "S-sw2" 5"#).expect("console");
@@ -200,4 +203,32 @@ fn ibsim_ten_thousand_open_close_cycles() {
             assert!(!r.is_timeout(), "cycle {i}");
         }
     }
+}
+
+#[test]
+fn ibsim_port_fd_is_readable_exactly_while_a_mad_waits() {
+    use std::os::unix::io::AsRawFd;
+    let Some(sim) = fabric("ibsim_port_fd_is_readable_exactly_while_a_mad_waits") else {
+        return;
+    };
+    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name())).expect("port");
+    let fd = port.as_raw_fd();
+    let readable = |ms| umad::raw::poll_once(fd, libc::POLLIN, ms).expect("poll").0 == 1;
+    let agent = port.register(&AgentSpec::new(0x81, 1)).expect("register");
+    assert!(!readable(0), "nothing queued yet");
+    let path = mad::DrPath::from_hops(&[0]).unwrap();
+    let req = mad::Smp::dr_request(mad::Method::Get, mad::attr::id::NODE_INFO, 0, 77, &path);
+    port.send(agent, &req, &MadAddr::directed_route(), 1000, 0)
+        .expect("send");
+    assert!(readable(2000), "the answer makes the descriptor readable");
+    // Port::poll and a recv_fit that is too small look without taking.
+    assert!(port.poll(Some(Duration::ZERO)).expect("poll"));
+    assert!(port.recv_fit(Some(Duration::ZERO), 10).is_err());
+    assert!(readable(0), "still readable: the MAD still waits");
+    let r = port
+        .recv(Some(Duration::ZERO))
+        .expect("recv")
+        .expect("the answer");
+    assert_eq!(r.status, 0);
+    assert!(!readable(0), "taken: no longer readable");
 }

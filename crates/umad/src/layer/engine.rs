@@ -175,6 +175,13 @@ impl SendXfer {
     fn matches(&self, class: u8, tid: u64) -> bool {
         self.class == class && self.tid & TID_MATCH == tid & TID_MATCH
     }
+
+    /// The start of the message, at most one MAD: what a report of this send carries.
+    fn first_mad(&self) -> Vec<u8> {
+        let mut m = self.hdr.clone();
+        m.extend_from_slice(&self.data[..self.data.len().min(mad::MAD_SIZE - self.hdr.len())]);
+        m
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -352,9 +359,10 @@ impl Engine {
         }
         let class = m[1];
         let qp = spec.qpn();
-        let rmpp = spec.kernel_rmpp()
-            && rmpp_active(&m)
-            && Rmpp::new_unchecked(&m[..]).rmpp_type() == RmppType::Data;
+        // As the kernel's ib_umad: an ACTIVE send of a transport-RMPP agent is a DATA
+        // transfer whatever its RMPP type says (the kernel writes version and type itself;
+        // opensm sends its GetTableResp with only the ACTIVE flag).
+        let rmpp = spec.kernel_rmpp() && rmpp_active(&m);
         if rmpp {
             self.start_rmpp_send(now, out, spec, m, request);
             return Ok(());
@@ -574,13 +582,11 @@ impl Engine {
     /// kernel reports ACK timeouts of every send; an abort only matters to a request).
     fn end_send(&mut self, x: SendXfer, status: u32) {
         if status == STATUS_TIMEOUT || x.is_request {
-            let mut m = x.hdr.clone();
-            m.extend_from_slice(&x.data[..x.data.len().min(mad::MAD_SIZE - x.hdr.len())]);
             self.deliver(Received {
                 agent: x.agent,
                 status,
                 addr: x.addr,
-                mad: m,
+                mad: x.first_mad(),
             });
         }
     }
@@ -597,17 +603,26 @@ impl Engine {
         }
         let class = u8::from(m.mgmt_class());
         let response = m.is_response_mad();
-        let rmpp = mad::is_rmpp_class(class) && rmpp_active(&pkt.mad);
+        let rmpp = if mad::is_rmpp_class(class) && rmpp_active(&pkt.mad) {
+            match RmppHeader::parse(&Rmpp::new_unchecked(&pkt.mad[..])) {
+                Ok(h) => Some(h),
+                Err(_) => {
+                    self.stats.dropped_malformed += 1;
+                    return;
+                }
+            }
+        } else {
+            None
+        };
         // RMPP ACK/STOP/ABORT for one of our sends: found by TID whatever its method says
         // (the ACK of a GetTableResp travels as a GetTable).
-        if rmpp {
-            let t = Rmpp::new_unchecked(&pkt.mad[..]).rmpp_type();
-            if t != RmppType::Data {
+        if let Some(h) = rmpp {
+            if h.rmpp_type != RmppType::Data {
                 let tid = m.tid();
                 if let Some(i) = self.sends.iter().position(|s| s.matches(class, tid)) {
                     let agent = self.sends[i].agent;
                     if self.agent(agent).is_some_and(AgentSpec::kernel_rmpp) {
-                        self.on_rmpp_control(now, i, pkt);
+                        self.on_rmpp_control(now, i, pkt, h);
                         return;
                     }
                 }
@@ -626,14 +641,14 @@ impl Engine {
             return;
         };
         let spec = *self.agent(agent).expect("agent found above");
-        if rmpp && spec.kernel_rmpp() {
-            self.on_rmpp(now, agent, response, pkt);
+        if let Some(h) = rmpp.filter(|_| spec.kernel_rmpp()) {
+            self.on_rmpp(now, agent, response, pkt, h);
             return;
         }
         if response {
             let key = (agent, class, m.tid() & TID_MATCH);
             // With user-space RMPP every segment of a response goes to the agent.
-            let user_rmpp = rmpp && !spec.kernel_rmpp();
+            let user_rmpp = rmpp.is_some() && !spec.kernel_rmpp();
             if self.pending.remove(&key).is_none() && !user_rmpp {
                 self.stats.dropped_unmatched += 1;
                 return;
@@ -705,14 +720,7 @@ impl Engine {
     }
 
     /// ACK, STOP or ABORT for the send `i`.
-    fn on_rmpp_control(&mut self, now: Instant, i: usize, pkt: Packet) {
-        let h = match RmppHeader::parse(&Rmpp::new_unchecked(&pkt.mad[..])) {
-            Ok(h) => h,
-            Err(_) => {
-                self.stats.dropped_malformed += 1;
-                return;
-            }
-        };
+    fn on_rmpp_control(&mut self, now: Instant, i: usize, pkt: Packet, h: RmppHeader) {
         if h.version != mad::rmpp::RMPP_VERSION {
             self.abort_send(i, &pkt, RmppStatus::UnsupportedVersion);
             return;
@@ -769,12 +777,10 @@ impl Engine {
             if x.is_request && x.timeout_ms > 0 {
                 // The whole request is across: now wait for its response as usual.
                 let timeout = Duration::from_millis(u64::from(x.timeout_ms));
-                let mut m = x.hdr.clone();
-                m.extend_from_slice(&x.data[..x.data.len().min(mad::MAD_SIZE - x.hdr.len())]);
                 self.pending.insert(
                     (x.agent, x.class, x.tid & TID_MATCH),
                     Pending {
-                        mad: m,
+                        mad: x.first_mad(),
                         addr: x.addr,
                         qp: x.qp,
                         timeout,
@@ -794,14 +800,14 @@ impl Engine {
     }
 
     /// An RMPP-ACTIVE packet for an RMPP agent that is not about one of our sends.
-    fn on_rmpp(&mut self, now: Instant, agent: AgentId, response: bool, pkt: Packet) {
-        let h = match RmppHeader::parse(&Rmpp::new_unchecked(&pkt.mad[..])) {
-            Ok(h) => h,
-            Err(_) => {
-                self.stats.dropped_malformed += 1;
-                return;
-            }
-        };
+    fn on_rmpp(
+        &mut self,
+        now: Instant,
+        agent: AgentId,
+        response: bool,
+        pkt: Packet,
+        h: RmppHeader,
+    ) {
         if h.version != mad::rmpp::RMPP_VERSION {
             self.emit(
                 nack(&pkt.mad, RmppStatus::UnsupportedVersion),

@@ -234,8 +234,28 @@ impl Transport for Arc<Fake> {
         }
     }
 
-    fn poll(&self, _timeout: Option<Duration>) -> Result<bool> {
-        unreachable!("Port::poll reads through recv")
+    fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
+        // Looks without taking (Port::poll peeks while no transaction waits).
+        let until = deadline(timeout);
+        let mut st = self.state();
+        loop {
+            let now = Instant::now();
+            let next = st.due.peek().map(|Reverse((at, _))| *at);
+            if next.is_some_and(|at| at <= now) {
+                return Ok(true);
+            }
+            if until.is_some_and(|u| u <= now) {
+                return Ok(false);
+            }
+            let wake = match (until, next) {
+                (Some(u), Some(n)) => Some(u.min(n)),
+                (u, n) => u.or(n),
+            };
+            st = match wake {
+                None => self.cv.wait(st).unwrap(),
+                Some(w) => self.cv.wait_timeout(st, w - now).unwrap().0,
+            };
+        }
     }
 
     fn raw_fd(&self) -> RawFd {
