@@ -10,7 +10,7 @@
 //! * (b) a Rust SA GetTable of all NodeRecords through `umad::Port` (native transport) from
 //!   the same node: wall time of the transaction (request sent → table reassembled);
 //! * (c) directed-route NodeInfo SMPs from a `umad::Port` on the same node to the SM's node
-//!   (the route the table takes, in the other direction), [`WINDOW`] in flight: MADs/s.
+//!   (through as many switches as the table crosses), [`WINDOW`] in flight: round trips/s.
 //!
 //! For (a) and (b) it prints the median wall time, the RMPP segments per second (segments =
 //! ceil(SA payload / 200), the payload computed from the answer) and that rate ÷ the median
@@ -42,8 +42,8 @@ const COMMAND: &str = "bench-rmpp";
 const FABRIC: &str = "fattree-1008.net";
 /// Where opensm runs (the netfile's first node, leaf 1).
 const SM_NODE: &str = "H-host0001";
-/// Where every measured client runs (the last host, on leaf 36: the table crosses
-/// leaf36 – spine01 – leaf01 or another spine).
+/// Where every measured client runs (the last host, on leaf 36: the table crosses leaf 1, a
+/// spine and leaf 36).
 const CLIENT_NODE: &str = "H-host1008";
 /// The directed route from [`CLIENT_NODE`] to [`SM_NODE`]: out of the HCA's port 1, leaf 36's
 /// port 29 (to spine 1), spine 1's port 1 (to leaf 1), leaf 1's port 1 (to host 1); see the
