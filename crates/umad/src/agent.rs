@@ -111,16 +111,12 @@ impl AgentSpec {
 
     /// The QP the agent lives on: 0 (SMI) for classes 0x01 and 0x81, else 1 (GSI).
     pub fn qpn(&self) -> u32 {
-        if self.class == 0x01 || self.class == 0x81 {
-            0
-        } else {
-            1
-        }
+        mad::qp_for_class(self.class)
     }
 
     /// Whether the class is in the vendor range with OUI (0x30–0x4F).
     pub fn is_vendor_oui_class(&self) -> bool {
-        (0x30..=0x4f).contains(&self.class)
+        mad::header::is_vendor_range2(self.class)
     }
 
     /// Whether the transport does RMPP for this agent (an RMPP version on an RMPP class,

@@ -410,7 +410,7 @@ impl Port {
     ) -> Result<Received> {
         let Some(tid) = tid_low(mad) else {
             return Err(Error::InvalidArgument(format!(
-                "{} port {}: transact by agent {agent}: a {}-byte MAD has no TID (bytes 8..16 of the 24-byte MAD header)",
+                "{} port {}: transact by agent {agent}: a {}-byte MAD is shorter than the 24-byte MAD header that holds the TID",
                 self.ca_name(),
                 self.port_num(),
                 mad.len()
@@ -573,9 +573,10 @@ impl AsRawFd for Port {
 }
 
 /// The lower 32 bits of a MAD's TID (bytes 12..16), the part the sender owns.
-fn tid_low(mad: &[u8]) -> Option<u32> {
-    mad.get(12..16)
-        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+fn tid_low(bytes: &[u8]) -> Option<u32> {
+    // The whole 24-byte header is there when the TID is (sends are checked for it anyway).
+    let m = mad::Mad::new_checked(bytes).ok()?;
+    Some(m.tid() as u32)
 }
 
 #[cfg(test)]
