@@ -709,7 +709,11 @@ fn a_mad_without_a_tid_is_refused() {
         )
         .unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
-    assert!(e.to_string().contains("4-byte MAD is shorter than the 24-byte MAD header"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("4-byte MAD is shorter than the 24-byte MAD header"),
+        "{e}"
+    );
     assert_eq!(fake.sent(), 0);
 }
 
