@@ -592,7 +592,7 @@ impl Engine {
     }
 
     /// Takes in one packet from the carrier.
-    pub fn on_packet(&mut self, now: Instant, pkt: Packet) {
+    pub fn on_packet(&mut self, now: Instant, mut pkt: Packet) {
         let Ok(m) = Mad::new_checked(&pkt.mad[..]) else {
             self.stats.dropped_malformed += 1;
             return;
@@ -601,8 +601,7 @@ impl Engine {
             self.on_bounce(now, pkt);
             return;
         }
-        let class = u8::from(m.mgmt_class());
-        let response = m.is_response_mad();
+        let (class, response, tid) = (u8::from(m.mgmt_class()), m.is_response_mad(), m.tid());
         let rmpp = if mad::is_rmpp_class(class) && rmpp_active(&pkt.mad) {
             match RmppHeader::parse(&Rmpp::new_unchecked(&pkt.mad[..])) {
                 Ok(h) => Some(h),
@@ -614,11 +613,14 @@ impl Engine {
         } else {
             None
         };
+        if rmpp.is_some() {
+            // An RMPP segment is one whole MAD on the wire, as an HCA delivers it.
+            pkt.mad.resize(mad::MAD_SIZE, 0);
+        }
         // RMPP ACK/STOP/ABORT for one of our sends: found by TID whatever its method says
         // (the ACK of a GetTableResp travels as a GetTable).
         if let Some(h) = rmpp {
             if h.rmpp_type != RmppType::Data {
-                let tid = m.tid();
                 if let Some(i) = self.sends.iter().position(|s| s.matches(class, tid)) {
                     let agent = self.sends[i].agent;
                     if self.agent(agent).is_some_and(AgentSpec::kernel_rmpp) {
@@ -629,7 +631,7 @@ impl Engine {
             }
         }
         let agent = if response {
-            let a = tid_agent(m.tid());
+            let a = tid_agent(tid);
             self.agent(a)
                 .filter(|s| s.class == class && s.qpn() == pkt.qp)
                 .map(|_| a)
@@ -646,7 +648,7 @@ impl Engine {
             return;
         }
         if response {
-            let key = (agent, class, m.tid() & TID_MATCH);
+            let key = (agent, class, tid & TID_MATCH);
             // With user-space RMPP every segment of a response goes to the agent.
             let user_rmpp = rmpp.is_some() && !spec.kernel_rmpp();
             if self.pending.remove(&key).is_none() && !user_rmpp {

@@ -647,6 +647,28 @@ fn registration_refuses_rmpp_where_it_cannot_work() {
 }
 
 #[test]
+fn a_short_rmpp_segment_counts_as_a_whole_mad() {
+    // Found by the mad_layer fuzz target: an SA DATA segment shorter than the SA header.
+    let mut e = Engine::new(LayerConfig::default(), "sim", 1);
+    e.register(&server()).unwrap();
+    let mut m = sa_mad(SET, 3, 256, false);
+    RmppHeader::data(1, true, true, 220).emit(&mut Rmpp::new_unchecked(&mut m[..]));
+    m.truncate(44);
+    e.on_packet(
+        Instant::now(),
+        Packet {
+            mad: m,
+            addr: to_b(),
+            qp: 1,
+            status: 0,
+        },
+    );
+    let r = e.ready().pop_front().expect("delivered as one segment");
+    assert_eq!(r.mad.len(), 256);
+    assert_eq!(e.take_outbox().len(), 1, "ACKed");
+}
+
+#[test]
 fn hostile_packets_never_panic() {
     let mut e = Engine::new(LayerConfig::default(), "sim", 1);
     e.register(&server()).unwrap();
