@@ -696,22 +696,24 @@ impl Engine {
         };
         let rmpp = mad::is_rmpp_class(class) && rmpp_active(&pkt.mad);
         if rmpp {
-            let budget = match Rmpp::new_unchecked(&pkt.mad[..]).rmpp_type() {
+            // The bounced copy's address is where it came back from (ibsim fills in our own
+            // LID as its source): resend it to the transfer's peer.
+            let found = match Rmpp::new_unchecked(&pkt.mad[..]).rmpp_type() {
                 RmppType::Data => self
                     .sends
                     .iter_mut()
                     .find(|s| s.matches(class, tid))
-                    .map(|s| &mut s.bounces_left),
+                    .map(|s| (&mut s.bounces_left, s.addr, s.qp)),
                 RmppType::Ack => self
                     .recvs
                     .iter_mut()
                     .find(|r| r.tid & TID_MATCH == tid & TID_MATCH && r.class == class)
-                    .map(|r| &mut r.bounces_left),
+                    .map(|r| (&mut r.bounces_left, r.addr, r.qp)),
                 _ => None,
             };
-            if let Some(b) = budget.filter(|b| **b > 0) {
-                *b -= 1;
-                self.outbox.push(pkt);
+            if let Some((budget, addr, qp)) = found.filter(|f| *f.0 > 0) {
+                *budget -= 1;
+                self.emit(pkt.mad, addr, qp);
             }
             return;
         }

@@ -395,6 +395,25 @@ fn the_peers_window_is_honoured() {
 }
 
 #[test]
+fn a_bounced_segment_is_resent_to_the_peer_at_once() {
+    let (mut a, _, now) = scripted_sender(1000, 3);
+    let out = a.take_outbox();
+    assert_eq!(out[0].addr.lid, 2);
+    // ibsim hands the lost packet back with our own LID as its source.
+    let mut back = out[0].clone();
+    back.addr = MadAddr::new(1, 1, 0, MadAddr::DEFAULT_QKEY);
+    back.status = 110;
+    a.on_packet(now, back);
+    let again = a.take_outbox();
+    assert_eq!(data_segments(&again), [1]);
+    assert_eq!(
+        again[0].addr.lid, 2,
+        "resent to the receiver, not to ourselves"
+    );
+    assert_eq!(again[0].mad, out[0].mad);
+}
+
+#[test]
 fn stop_and_abort_from_the_receiver_end_the_send() {
     for (h, nack) in [
         (
