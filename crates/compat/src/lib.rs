@@ -17,6 +17,6 @@ pub use differential::*;
 pub mod drop_in;
 // END drop-in helpers
 
-/// The topology `ibnetdiscover` prints, the SA tables opensm derives from it and `saquery`'s
-/// dumps of them (tests/ibsim_native.rs).
+// The topology `ibnetdiscover` prints, the SA tables opensm derives from it and `saquery`'s
+// dumps of them (tests/ibsim_native.rs).
 pub mod fabric;

@@ -44,7 +44,7 @@ use ibsim_harness::{
 };
 use mad::sa::{
     LinkRecord, NodeRecord, PortInfoRecord, SaMad, SaRecord, SaStatus, SwitchInfoRecord,
-    SA_DATA_LEN,
+    SA_CLASS_VERSION, SA_DATA_LEN,
 };
 
 /// The variables that select ibsim for the drop-in.
@@ -786,7 +786,7 @@ fn check_saquery_tables(name: &str, fabric: &Fabric) {
     };
     eprintln!("{name}: ours natively: {}", counts.join(", "));
     // The system library under umad2sim: nothing segments opensm's answer, the client gets
-    // its first MAD.
+    // its first MAD. (opensm attaches at the netfile's first port, `fabric.sm_node` here.)
     let reference = Ibsim::start(&fabric.net).expect("reference ibsim");
     let sm = start_opensm_daemon(&reference, &Library::System).expect("opensm on the system");
     check_loaded(&Library::System, &loaded_libibumad(sm.scratch())).expect("system opensm");
@@ -1009,10 +1009,13 @@ fn rust_get_table_returns_every_node_record() {
         let port = umad::Port::open_ibsim(&opts).expect("native port");
         let sm_lid = u16::try_from(port.ca().expect("ca").ports[0].sm_lid).expect("sm lid");
         let agent = port
-            .register(&umad::AgentSpec::new(0x03, 2).rmpp_version(1))
+            .register(
+                &umad::AgentSpec::new(u8::from(mad::MgmtClass::SubnAdm), SA_CLASS_VERSION)
+                    .rmpp_version(1),
+            )
             .expect("SA agent");
         let request = SaMad::get_table_request(&NodeRecord::default(), 0, 0x5a17);
-        let addr = umad::MadAddr::new(sm_lid, 1, 0, 0x8001_0000);
+        let addr = umad::MadAddr::gsi(sm_lid);
         let started = Instant::now();
         let reply = port
             .transact(agent, &request, &addr, 1000, 3)
