@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use ibsim_harness::{run_with_timeout, Ibsim, SmDaemon};
 
+use crate::fabric::Topology;
 use crate::{line_diff, Library, SONAME};
 
 /// Default time limit of one tool run.
@@ -593,46 +594,12 @@ pub fn start_opensm_daemon<'a>(sim: &'a Ibsim, lib: &Library) -> io::Result<SmDa
 
 /// LIDs by node description from `ibnetdiscover` output: a switch's LID from its
 /// `Switch … # "<desc>" … lid N` line, a CA's from the first port line after its `Ca`
-/// header (`[1](guid) … # lid N lmc 0 …`).
+/// header (`[1](guid) … # lid N lmc 0 …`); see [`Topology`]. Empty if the output does not
+/// parse.
 pub fn lids_by_description(ibnetdiscover: &str) -> BTreeMap<String, u16> {
-    let mut lids = BTreeMap::new();
-    let mut pending_ca: Option<String> = None;
-    for line in ibnetdiscover.lines() {
-        if line.starts_with("Switch") {
-            pending_ca = None;
-            if let (Some(desc), Some(lid)) = (
-                quoted_after(line, "# \""),
-                number_after(line, " port 0 lid "),
-            ) {
-                lids.insert(desc, lid);
-            }
-        } else if line.starts_with("Ca") {
-            pending_ca = quoted_after(line, "# \"");
-        } else if line.starts_with('[') {
-            if let Some(desc) = &pending_ca {
-                if let Some(lid) = number_after(line, "# lid ") {
-                    lids.insert(desc.clone(), lid);
-                    pending_ca = None;
-                }
-            }
-        }
-    }
-    lids
-}
-
-fn quoted_after(line: &str, tag: &str) -> Option<String> {
-    let start = line.find(tag)? + tag.len();
-    let len = line[start..].find('"')?;
-    Some(line[start..start + len].to_owned())
-}
-
-fn number_after(line: &str, tag: &str) -> Option<u16> {
-    let start = line.find(tag)? + tag.len();
-    let digits: String = line[start..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
+    Topology::parse(ibnetdiscover)
+        .map(|t| t.lids_by_description())
+        .unwrap_or_default()
 }
 
 /// One valgrind error from its XML output (`--xml=yes`).

@@ -9,16 +9,21 @@
 //!   every port ACTIVE as `ibstat`, `sminfo` and `ibnetdiscover` on the drop-in see it from the
 //!   other nodes; its SA answers `saquery`; it exits by itself on SIGTERM, gives up being the SM
 //!   and frees its ibsim slots. Then the 1052-node `fabrics/fattree-1008.net`.
-//! * Whole SA answers (every NodeRecord) need RMPP, which the user-space MAD layer brings; the
-//!   native transport of today carries single MADs only, so
-//!   `saquery_answers_every_node_record` fails until that layer lands.
+//! * Its SA answers whole tables through RMPP, which the user-space MAD layer brings on both
+//!   ends (ibsim carries only 256-byte packets): `saquery`'s NodeRecords, LinkRecords,
+//!   SwitchInfoRecords and PortInfoRecords are exactly the tables the topology `ibnetdiscover`
+//!   reports implies (the rules: `compat::fabric`), on both fabrics, while the system library
+//!   under umad2sim gets only what fits in one MAD; under 5 % packet loss every `saquery` is
+//!   whole or fails with an error, never partial; and a Rust `umad::Port` GetTable gets every
+//!   NodeRecord.
 //!
 //! Every run proves through the loader's `LD_DEBUG=libs` output that it initialised our
 //! library and nothing of umad2sim. ibsim has 10 client slots per instance: every client here
 //! exits normally, and each test owns its instances.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
+use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -26,10 +31,20 @@ use std::time::{Duration, Instant};
 
 use compat::drop_in::{
     check_loaded, lids_by_description, loaded_libibumad, mask_run_to_run, run_opensm_once,
+    start_opensm_daemon,
+};
+use compat::fabric::{
+    dumps_of, parse_dumps, saquery_link_records, saquery_node_records, saquery_port_info_records,
+    saquery_switch_lids, table_diff, Dump, LinkKey, NodeRecordKey, PortKey, Topology,
 };
 use compat::{compile_c, line_diff, require_drop_in, run_program, Library, Transcript};
 use ibsim_harness::{
-    example_fabric, fabrics_dir, find_tool, require_ibsim, run_with_timeout, Ibsim,
+    example_fabric, fabrics_dir, find_tool, netfile_switches, require_ibsim, run_with_timeout,
+    Ibsim,
+};
+use mad::sa::{
+    LinkRecord, NodeRecord, PortInfoRecord, SaMad, SaRecord, SaStatus, SwitchInfoRecord,
+    SA_CLASS_VERSION, SA_DATA_LEN,
 };
 
 /// The variables that select ibsim for the drop-in.
@@ -179,10 +194,16 @@ struct NativeOpensm<'a> {
 impl<'a> NativeOpensm<'a> {
     /// Starts opensm at `node` and waits for `SUBNET UP`.
     fn start(sim: &'a Ibsim, dir: &Path, node: &str) -> NativeOpensm<'a> {
+        Self::start_with(sim, dir, node, &[])
+    }
+
+    /// Like [`start`](Self::start), with extra opensm arguments (e.g. `-s 0`: no resweeps).
+    fn start_with(sim: &'a Ibsim, dir: &Path, node: &str, args: &[&str]) -> NativeOpensm<'a> {
         let (mut cmd, scratch) = native_command(sim, dir, "opensm", node);
         let out = std::fs::File::create(scratch.join("opensm.out")).expect("opensm.out");
         cmd.env("OSM_TMP_DIR", &scratch)
             .env("OSM_CACHE_DIR", &scratch)
+            .args(args)
             .arg("-d2")
             .arg("-f")
             .arg(scratch.join("opensm.log"))
@@ -267,10 +288,15 @@ impl Drop for NativeOpensm<'_> {
     }
 }
 
+/// The fabric as a native `ibnetdiscover` at `node` reports it.
+fn topology(sim: &Ibsim, dir: &Path, node: &str) -> Topology {
+    let run = run_native_ok(sim, dir, node, "ibnetdiscover", &[]);
+    Topology::parse(&run.stdout).unwrap_or_else(|e| panic!("{e}\n{}", run.describe()))
+}
+
 /// LIDs by node description, from a native `ibnetdiscover` at `node`.
 fn discover(sim: &Ibsim, dir: &Path, node: &str) -> BTreeMap<String, u16> {
-    let run = run_native_ok(sim, dir, node, "ibnetdiscover", &[]);
-    lids_by_description(&run.stdout)
+    topology(sim, dir, node).lids_by_description()
 }
 
 /// Replaces the decimal number right after every `tag` in `line` with `<fd>`.
@@ -522,40 +548,6 @@ fn opensm_on_the_drop_in_serves_the_example_fabric() {
     assert!(sim.is_running(), "ibsim died");
 }
 
-/// `saquery` (every NodeRecord, a multi-MAD RMPP answer) against opensm on the drop-in returns
-/// one record per node `ibnetdiscover` finds, on both fabrics. Needs the user-space MAD layer
-/// (RMPP segmentation and reassembly); with today's native transport opensm's whole-message
-/// answer is refused and this fails.
-#[test]
-fn saquery_answers_every_node_record() {
-    const NAME: &str = "saquery_answers_every_node_record";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
-        return;
-    };
-    let mut report = String::new();
-    for (net, sm_node, tool_node) in [
-        (example_fabric(), SM_NODE, TOOL_NODE),
-        (fattree(), "H-host0001", "H-host1008"),
-    ] {
-        let sim = Ibsim::start(&net).expect("ibsim");
-        let _sm = NativeOpensm::start(&sim, &dir, sm_node);
-        let nodes = discover(&sim, &dir, tool_node).len();
-        let run = run_native(&sim, &dir, tool_node, "saquery", &[] as &[&str]);
-        let records = run.stdout.matches("NodeRecord dump:").count();
-        if !run.ok() || records != nodes {
-            report += &format!(
-                "{}: saquery returned {records} NodeRecords for {nodes} nodes\n{}\n",
-                net.display(),
-                run.describe()
-            );
-        }
-    }
-    assert!(report.is_empty(), "{NAME}:\n{report}");
-}
-
 /// opensm on the drop-in brings up the 1052-node fat tree: from the far end (`H-host1008`)
 /// `ibnetdiscover` finds all 1008 HCAs and 44 switches with LIDs, the port is Active with the
 /// SM's LID, and `sminfo` finds the MASTER.
@@ -599,4 +591,487 @@ fn opensm_on_the_drop_in_brings_up_fattree_1008() {
         status.is_some_and(|s| s.code().is_some()),
         "opensm did not exit by itself: {status:?}"
     );
+}
+
+/// A fabric of the SA tests: its netfile, where the SM and the tools attach, and the size of
+/// each SA table ([`Table::ALL`] order) its netfile implies, so that a topology that lost
+/// nodes cannot make the comparison vacuous.
+struct Fabric {
+    net: PathBuf,
+    sm_node: &'static str,
+    tool_node: &'static str,
+    table_sizes: [usize; 4],
+}
+
+impl Fabric {
+    /// 4 HCAs + 2 switches; 5 links; 2 × 9 switch ports + 4 linked HCA ports (H-host2's
+    /// port 2 is dead).
+    fn example() -> Fabric {
+        Fabric {
+            net: example_fabric(),
+            sm_node: SM_NODE,
+            tool_node: TOOL_NODE,
+            table_sizes: [6, 10, 2, 22],
+        }
+    }
+
+    /// 1008 HCAs + 36 leaves + 8 spines; 1008 host links + 36 × 8 leaf–spine links;
+    /// 44 × 37 switch ports + 1008 HCA ports. The tools run at the far end from the SM.
+    fn fattree() -> Fabric {
+        Fabric {
+            net: fattree(),
+            sm_node: "H-host0001",
+            tool_node: "H-host1008",
+            table_sizes: [1052, 2 * (1008 + 36 * 8), 44, 44 * 37 + 1008],
+        }
+    }
+
+    fn name(&self) -> String {
+        self.net
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    }
+}
+
+/// The SA tables these tests query with `saquery`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Table {
+    Node,
+    Link,
+    SwitchInfo,
+    PortInfo,
+}
+
+impl Table {
+    const ALL: [Table; 4] = [Table::Node, Table::Link, Table::SwitchInfo, Table::PortInfo];
+
+    /// The `saquery` arguments that dump the whole table.
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Table::Node => &[],
+            Table::Link => &["-x"],
+            Table::SwitchInfo => &["SWIR"],
+            Table::PortInfo => &["PIR"],
+        }
+    }
+
+    /// The `<kind> dump:` of its records.
+    fn kind(self) -> &'static str {
+        match self {
+            Table::Node => "NodeRecord",
+            Table::Link => "LinkRecord",
+            Table::SwitchInfo => "SwitchInfoRecord",
+            Table::PortInfo => "PortInfoRecord",
+        }
+    }
+
+    /// How many of its records one MAD carries (200 bytes of SA data, each record padded to
+    /// 8 bytes): all a client gets when nothing reassembles RMPP.
+    fn per_mad(self) -> usize {
+        let offset = match self {
+            Table::Node => NodeRecord::ATTR_OFFSET,
+            Table::Link => LinkRecord::ATTR_OFFSET,
+            Table::SwitchInfo => SwitchInfoRecord::ATTR_OFFSET,
+            Table::PortInfo => PortInfoRecord::ATTR_OFFSET,
+        };
+        SA_DATA_LEN / (8 * usize::from(offset))
+    }
+
+    fn command(self) -> String {
+        std::iter::once("saquery")
+            .chain(self.args().iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The SA tables the topology implies.
+struct Expected {
+    nodes: BTreeSet<NodeRecordKey>,
+    links: BTreeSet<LinkKey>,
+    switches: BTreeSet<u16>,
+    ports: BTreeSet<PortKey>,
+}
+
+impl Expected {
+    /// The tables of `topology`, whose sizes must be `fabric`'s.
+    fn of(topology: &Topology, fabric: &Fabric) -> Expected {
+        fn ok<T>(fabric: &Fabric, r: Result<T, String>) -> T {
+            r.unwrap_or_else(|e| panic!("{}: {e}", fabric.name()))
+        }
+        let expected = Expected {
+            nodes: ok(fabric, topology.node_records()),
+            links: ok(fabric, topology.link_records()),
+            switches: ok(fabric, topology.switch_lids()),
+            ports: ok(fabric, topology.port_info_records()),
+        };
+        let sizes = Table::ALL.map(|t| expected.len(t));
+        assert_eq!(
+            sizes,
+            fabric.table_sizes,
+            "{}: table sizes from ibnetdiscover vs the netfile",
+            fabric.name()
+        );
+        expected
+    }
+
+    fn len(&self, table: Table) -> usize {
+        match table {
+            Table::Node => self.nodes.len(),
+            Table::Link => self.links.len(),
+            Table::SwitchInfo => self.switches.len(),
+            Table::PortInfo => self.ports.len(),
+        }
+    }
+
+    /// Whether the records of `table` in `dumps` are exactly the expected ones.
+    fn check(&self, table: Table, dumps: &[Dump]) -> Result<(), String> {
+        let diff = match table {
+            Table::Node => table_diff(&self.nodes, &saquery_node_records(dumps)?),
+            Table::Link => table_diff(&self.links, &saquery_link_records(dumps)?),
+            Table::SwitchInfo => table_diff(&self.switches, &saquery_switch_lids(dumps)?),
+            Table::PortInfo => table_diff(&self.ports, &saquery_port_info_records(dumps)?),
+        };
+        diff.map_or(Ok(()), Err)
+    }
+}
+
+/// opensm on the drop-in at `fabric.sm_node` (with `sm_args`) and the tables the topology
+/// implies, from `ibnetdiscover` at the tool node.
+fn serve_fabric<'a>(
+    sim: &'a Ibsim,
+    dir: &Path,
+    fabric: &Fabric,
+    sm_args: &[&str],
+) -> (NativeOpensm<'a>, Expected) {
+    let sm = NativeOpensm::start_with(sim, dir, fabric.sm_node, sm_args);
+    let topology = topology(sim, dir, fabric.tool_node);
+    let expected = Expected::of(&topology, fabric);
+    (sm, expected)
+}
+
+/// `saquery` of every table on the drop-in, from the far side of opensm on the drop-in: each
+/// exactly the table the topology implies. Then, as the reason this exists, the same
+/// queries on the system library under umad2sim against opensm on the system library: each
+/// table cut to what one 256-byte MAD carries (ibsim's packet size; see rmpp.md).
+fn check_saquery_tables(name: &str, fabric: &Fabric) {
+    if !require_ibsim(&format!("compat::ibsim_native::{name}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(name) else {
+        return;
+    };
+    let mut report = String::new();
+    let mut counts = Vec::new();
+    let expected = {
+        let sim = Ibsim::start(&fabric.net).expect("ibsim");
+        let (_sm, expected) = serve_fabric(&sim, &dir, fabric, &[]);
+        for table in Table::ALL {
+            let started = Instant::now();
+            let run = run_native(&sim, &dir, fabric.tool_node, "saquery", table.args());
+            let elapsed = started.elapsed();
+            let dumps = parse_dumps(&run.stdout);
+            if !run.ok() {
+                let _ = writeln!(report, "{} failed\n{}", table.command(), run.describe());
+            } else if let Err(e) = expected.check(table, &dumps) {
+                let _ = writeln!(report, "{}: {e}", table.command());
+            }
+            counts.push(format!(
+                "{} {} in {elapsed:.2?}",
+                dumps_of(&dumps, table.kind()).count(),
+                table.kind()
+            ));
+        }
+        expected
+    };
+    eprintln!("{name}: ours natively: {}", counts.join(", "));
+    // The system library under umad2sim: nothing segments opensm's answer, the client gets
+    // its first MAD. (opensm attaches at the netfile's first port, `fabric.sm_node` here.)
+    let reference = Ibsim::start(&fabric.net).expect("reference ibsim");
+    let sm = start_opensm_daemon(&reference, &Library::System).expect("opensm on the system");
+    check_loaded(&Library::System, &loaded_libibumad(sm.scratch())).expect("system opensm");
+    let saquery = find_tool("saquery").expect("saquery (infiniband-diags)");
+    let mut truncated = Vec::new();
+    for table in Table::ALL {
+        let mut cmd = umad2sim_command(&reference, saquery.as_os_str(), fabric.tool_node);
+        Library::System.apply(&mut cmd);
+        cmd.args(table.args());
+        let out = run_with_timeout(&mut cmd, TOOL_TIMEOUT).expect("saquery on the system");
+        let got = dumps_of(
+            &parse_dumps(&String::from_utf8_lossy(&out.stdout)),
+            table.kind(),
+        )
+        .count();
+        let whole = expected.len(table);
+        let want = whole.min(table.per_mad());
+        if !out.status.success() || got != want {
+            let _ = writeln!(
+                report,
+                "system `{}` under umad2sim: exit {:?}, {got} {} (expected {want} of {whole}: \
+                 one MAD's worth)\n{}",
+                table.command(),
+                out.status.code(),
+                table.kind(),
+                String::from_utf8_lossy(&out.stderr).trim_end()
+            );
+        }
+        truncated.push(format!("{got} of {whole} {}", table.kind()));
+    }
+    eprintln!("{name}: system under umad2sim: {}", truncated.join(", "));
+    assert!(
+        Table::ALL.iter().any(|&t| expected.len(t) > t.per_mad()),
+        "{name}: no table of this fabric needs more than one MAD"
+    );
+    assert!(report.is_empty(), "{name}:\n{report}");
+}
+
+/// On `fabrics/example.net` (see [`check_saquery_tables`]): 6 NodeRecords, 10 LinkRecords,
+/// 2 SwitchInfoRecords, 22 PortInfoRecords; the system library under umad2sim gets 1
+/// NodeRecord and 2 PortInfoRecords (the other two tables fit in one MAD).
+#[test]
+fn saquery_tables_match_the_topology_on_example_net() {
+    check_saquery_tables(
+        "saquery_tables_match_the_topology_on_example_net",
+        &Fabric::example(),
+    );
+}
+
+/// On the 1052-node `fabrics/fattree-1008.net` (see [`check_saquery_tables`]): 1052
+/// NodeRecords, 2592 LinkRecords, 44 SwitchInfoRecords, 2636 PortInfoRecords; the system
+/// library under umad2sim gets 1, 25, 8 and 2 of them.
+#[test]
+fn saquery_tables_match_the_topology_on_fattree_1008() {
+    check_saquery_tables(
+        "saquery_tables_match_the_topology_on_fattree_1008",
+        &Fabric::fattree(),
+    );
+}
+
+/// Packet loss injected by ibsim on every port of every switch (a dropped packet goes back
+/// to its sender with status 110).
+const LOSS_PERCENT: u32 = 5;
+/// `saquery -t`: the time one query may take (its default, 1 s, is too short for a table of
+/// hundreds of segments with losses to recover from).
+const LOSSY_SA_TIMEOUT_MS: &str = "20000";
+
+/// How one `saquery` under loss ended.
+#[derive(Debug)]
+enum LossyRun {
+    Whole(Duration),
+    Failed(Duration, String),
+}
+
+/// `saquery` of every table, `runs` times each (the four tables side by side), with
+/// [`LOSS_PERCENT`] loss on every switch after opensm on the drop-in has brought the fabric
+/// up: each run prints the whole table (exactly the topology's) or fails — non-zero exit, an
+/// error on stderr and no records; never a partial table, never a hang (every run is under
+/// [`TOOL_TIMEOUT`]). opensm runs with `-s 0`: no resweeps, so its tables stay what the
+/// topology implies (a sweep under loss could drop nodes whose SMPs are lost). Without loss
+/// again, every table is whole at once. Prints how many came whole.
+fn check_saquery_under_loss(name: &str, fabric: &Fabric, runs: usize, min_whole: usize) {
+    if !require_ibsim(&format!("compat::ibsim_native::{name}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(name) else {
+        return;
+    };
+    let sim = Ibsim::builder(&fabric.net)
+        .console(true)
+        .start()
+        .expect("ibsim");
+    let (_sm, expected) = serve_fabric(&sim, &dir, fabric, &["-s", "0"]);
+    let switches = netfile_switches(&fabric.net).expect("netfile");
+    let set_loss = |percent: u32| {
+        for s in &switches {
+            sim.console(&format!("Error \"{s}\" {percent}"))
+                .expect("console");
+        }
+    };
+    set_loss(LOSS_PERCENT);
+    let query = |table: Table| -> Result<LossyRun, String> {
+        let mut args = vec!["-t", LOSSY_SA_TIMEOUT_MS];
+        args.extend(table.args());
+        let started = Instant::now();
+        let run = run_native(&sim, &dir, fabric.tool_node, "saquery", &args);
+        let elapsed = started.elapsed();
+        let dumps = parse_dumps(&run.stdout);
+        let records = dumps_of(&dumps, table.kind()).count();
+        if run.ok() {
+            expected
+                .check(table, &dumps)
+                .map(|()| LossyRun::Whole(elapsed))
+                .map_err(|e| format!("exit 0 with a wrong table: {e}\n{}", run.describe()))
+        } else if records == 0 && run.stderr.to_lowercase().contains("fail") {
+            let error = run.stderr.lines().last().unwrap_or_default().to_owned();
+            Ok(LossyRun::Failed(elapsed, error))
+        } else {
+            Err(format!(
+                "failed with {records} records or no error message\n{}",
+                run.describe()
+            ))
+        }
+    };
+    let outcomes: Vec<(Table, Vec<Result<LossyRun, String>>)> = std::thread::scope(|scope| {
+        let threads: Vec<_> = Table::ALL
+            .map(|table| scope.spawn(move || (table, (0..runs).map(|_| query(table)).collect())))
+            .into_iter()
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("query thread"))
+            .collect()
+    });
+    let mut report = String::new();
+    let mut whole = 0;
+    for (table, results) in &outcomes {
+        let mut line = format!("{}:", table.command());
+        for r in results {
+            match r {
+                Ok(LossyRun::Whole(t)) => {
+                    whole += 1;
+                    let _ = write!(line, " whole in {t:.1?};");
+                }
+                Ok(LossyRun::Failed(t, e)) => {
+                    let _ = write!(line, " failed in {t:.1?} ({e});");
+                }
+                Err(e) => {
+                    let _ = write!(line, " PARTIAL;");
+                    let _ = writeln!(report, "{} under loss: {e}", table.command());
+                }
+            }
+        }
+        eprintln!("{name}: {line}");
+    }
+    eprintln!(
+        "{name}: {whole} of {} queries came whole under {LOSS_PERCENT} % loss",
+        runs * Table::ALL.len()
+    );
+    set_loss(0);
+    for table in Table::ALL {
+        let run = run_native(&sim, &dir, fabric.tool_node, "saquery", table.args());
+        if let Err(e) = expected.check(table, &parse_dumps(&run.stdout)) {
+            let _ = writeln!(
+                report,
+                "{} after the loss: {e}\n{}",
+                table.command(),
+                run.describe()
+            );
+        }
+    }
+    assert!(report.is_empty(), "{name}:\n{report}");
+    assert!(
+        whole >= min_whole,
+        "{name}: only {whole} queries came whole under {LOSS_PERCENT} % loss (want {min_whole})"
+    );
+}
+
+/// On `fabrics/example.net` (see [`check_saquery_under_loss`]): 5 runs of each table.
+#[test]
+fn saquery_under_loss_is_whole_or_fails_on_example_net() {
+    check_saquery_under_loss(
+        "saquery_under_loss_is_whole_or_fails_on_example_net",
+        &Fabric::example(),
+        5,
+        10,
+    );
+}
+
+/// On the 1052-node fat tree (see [`check_saquery_under_loss`]): 2 runs of each table, from
+/// the far end (3 lossy switches on the way: ~14 % loss per packet).
+#[test]
+fn saquery_under_loss_is_whole_or_fails_on_fattree_1008() {
+    check_saquery_under_loss(
+        "saquery_under_loss_is_whole_or_fails_on_fattree_1008",
+        &Fabric::fattree(),
+        2,
+        1,
+    );
+}
+
+/// A Rust SA client, `umad::Port` on the native transport at the tool node: GetTable of all
+/// NodeRecords (component mask 0) to the SM's LID, QP1, GSI Q_Key, against opensm on the
+/// drop-in; the answer is one reassembled GetTableResp whose records all parse and are
+/// exactly the topology's, on both fabrics.
+#[test]
+fn rust_get_table_returns_every_node_record() {
+    const NAME: &str = "rust_get_table_returns_every_node_record";
+    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(NAME) else {
+        return;
+    };
+    let mut report = String::new();
+    for fabric in [Fabric::example(), Fabric::fattree()] {
+        let sim = Ibsim::start(&fabric.net).expect("ibsim");
+        let (_sm, expected) = serve_fabric(&sim, &dir, &fabric, &[]);
+        let opts = umad::IbsimOptions::new(sim.socket_name()).node(fabric.tool_node);
+        let port = umad::Port::open_ibsim(&opts).expect("native port");
+        let sm_lid = u16::try_from(port.ca().expect("ca").ports[0].sm_lid).expect("sm lid");
+        let agent = port
+            .register(
+                &umad::AgentSpec::new(u8::from(mad::MgmtClass::SubnAdm), SA_CLASS_VERSION)
+                    .rmpp_version(1),
+            )
+            .expect("SA agent");
+        let request = SaMad::get_table_request(&NodeRecord::default(), 0, 0x5a17);
+        let addr = umad::MadAddr::gsi(sm_lid);
+        let started = Instant::now();
+        let reply = port
+            .transact(agent, &request, &addr, 1000, 3)
+            .expect("transact");
+        let elapsed = started.elapsed();
+        let what = format!("{}: GetTable(NodeRecord) to LID {sm_lid}", fabric.name());
+        if reply.status != 0 {
+            let _ = writeln!(report, "{what}: status {}", reply.status);
+            continue;
+        }
+        let sa = SaMad::new_checked(&reply.mad[..]).expect("SA header");
+        let records: Result<Vec<NodeRecord>, _> = sa.parse_records::<NodeRecord>().collect();
+        let records = match records {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(report, "{what}: a record does not parse: {e}");
+                continue;
+            }
+        };
+        let keys: Vec<NodeRecordKey> = records
+            .iter()
+            .map(|r| NodeRecordKey {
+                lid: r.lid,
+                node_guid: r.node_info.node_guid,
+                port_guid: r.node_info.port_guid,
+                description: r.node_description.as_str().into_owned(),
+            })
+            .collect();
+        eprintln!(
+            "{NAME}: {what}: {} records, {} bytes, in {elapsed:.2?}",
+            keys.len(),
+            reply.mad.len()
+        );
+        if sa.method() != mad::Method::GetTableResp || sa.sa_status() != SaStatus::Success {
+            let _ = writeln!(
+                report,
+                "{what}: {:?} with SA status {}",
+                sa.method(),
+                sa.sa_status()
+            );
+        }
+        let record_bytes = 8 * usize::from(NodeRecord::ATTR_OFFSET);
+        if sa.attr_offset() != NodeRecord::ATTR_OFFSET
+            || sa.data().len() != keys.len() * record_bytes
+        {
+            let _ = writeln!(
+                report,
+                "{what}: AttributeOffset {}, {} data bytes for {} records",
+                sa.attr_offset(),
+                sa.data().len(),
+                keys.len()
+            );
+        }
+        if let Some(d) = table_diff(&expected.nodes, &keys) {
+            let _ = writeln!(report, "{what}: {d}");
+        }
+    }
+    assert!(report.is_empty(), "{NAME}:\n{report}");
 }

@@ -736,6 +736,25 @@ pub fn example_fabric() -> PathBuf {
     fabrics_dir().join("example.net")
 }
 
+/// The node ids of the switches a netfile declares (`Switch <ports> "<id>"` lines), in file
+/// order: the names ibsim's console commands take (`Error "<id>" 5`).
+///
+/// # Errors
+/// The netfile cannot be read.
+pub fn netfile_switches(netfile: impl AsRef<Path>) -> io::Result<Vec<String>> {
+    let text = std::fs::read_to_string(netfile.as_ref())?;
+    Ok(switch_ids(&text))
+}
+
+fn switch_ids(netfile: &str) -> Vec<String> {
+    netfile
+        .lines()
+        .filter_map(|l| l.strip_prefix("Switch"))
+        .filter_map(|rest| rest.split_once('"')?.1.split_once('"'))
+        .map(|(id, _)| id.to_owned())
+        .collect()
+}
+
 /// Facts about `fabrics/example.net` (checked by the harness tests), for tests that use it.
 ///
 /// ```text
@@ -848,6 +867,18 @@ mod tests {
         assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
         assert_eq!(tail("a", 5), "a");
         assert_eq!(tail("", 5), "");
+    }
+
+    #[test]
+    fn switch_ids_of_netfiles() {
+        let net = "Hca\t1 \"H-host1\"\t\t# \"host1 HCA-1\"\n[1]\t\"S-sw1\"[1]\n\n\
+                   Switch\t8 \"S-sw1\"\t\t# \"sw1\" enhanced port 0 lid 0 lmc 0\n\
+                   Switch 36 \"S-leaf01\"\n";
+        assert_eq!(switch_ids(net), ["S-sw1", "S-leaf01"]);
+        assert_eq!(
+            netfile_switches(example_fabric()).unwrap(),
+            example_net::SWITCHES
+        );
     }
 
     #[test]
