@@ -52,7 +52,8 @@ pub struct LayerConfig {
     /// counted), as a full receive queue drops them on an HCA.
     pub max_queued: usize,
     /// Immediate resends of RMPP packets the carrier bounced, per transfer, before the ACK
-    /// timeouts take over. (A bounced single request uses up one of its retries at once.)
+    /// timeouts take over; a send gets this plus two per segment. (A bounced single request
+    /// uses up one of its retries at once.)
     pub bounce_budget: u32,
 }
 
@@ -422,7 +423,7 @@ impl Engine {
             newwin: 1,
             max_retries: out.retries,
             retries_left: out.retries,
-            bounces_left: self.cfg.bounce_budget,
+            bounces_left: self.cfg.bounce_budget.saturating_add(2 * count as u32),
             ack_timeout,
             deadline: now + ack_timeout,
             timeout_ms: out.timeout_ms,
