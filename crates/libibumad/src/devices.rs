@@ -17,11 +17,11 @@ use core::mem::size_of;
 use core::ptr::null_mut;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use umad::device::{
-    resolve_among, smi_gsi_pair_of, smi_gsi_pairs_of, Ca, CaPair, Devices, PortAttrs, PortChoice,
-    ScanObserver,
+    resolve_among, smi_gsi_pair_of, smi_gsi_pairs_of, Ca, CaPair, Devices, FailedPart, NoPkeys,
+    PortAttrs, PortChoice, ReadFailure, ScanObserver,
 };
 use umad::{Error, IbsimOptions};
 
@@ -141,6 +141,16 @@ impl Source {
             Source::Sim(_) if kind == "issm" => sim::ISSM_PATH.to_owned(),
             Source::Sysfs(d) => format!("{}/{kind}{id}", d.paths().dev_dir.display()),
             Source::Sim(_) => format!("{}/{kind}{id}", umad::device::DEFAULT_DEV_DIR),
+        }
+    }
+
+    /// What a failed [`Source::ca`] or [`Source::port`] read of CA `name` means (the
+    /// simulated CA's errors are classified against the default sysfs paths its
+    /// [`Source::class_dir`] reports).
+    fn read_failure(&self, name: &str, e: &Error) -> ReadFailure {
+        match self {
+            Source::Sysfs(d) => d.read_failure(name, e),
+            Source::Sim(_) => Devices::new().read_failure(name, e),
         }
     }
 
@@ -398,7 +408,6 @@ fn read_ca(name: &[u8]) -> Result<Ca, c_int> {
         return Err(-libc::ENOENT);
     };
     let devices = Source::get();
-    let ports_dir = devices.class_dir().join(name_str).join("ports");
     match devices.ca(name_str) {
         // A umad_ca_t holds ports 0..9 only: C refuses the whole CA otherwise.
         Ok(ca)
@@ -411,55 +420,41 @@ fn read_ca(name: &[u8]) -> Result<Ca, c_int> {
         }
         Ok(ca) => Ok(ca),
         Err(e) => {
-            warn_no_pkeys(&e, name);
-            set_read_errno(&e);
-            Err(ca_errno(&e, &ports_dir))
+            let failure = devices.read_failure(name_str, &e);
+            warn_no_pkeys(&failure, name);
+            set_read_errno(&failure);
+            Err(ca_errno(&failure))
         }
     }
 }
 
 /// Sets `errno` as C's failing `open`/`opendir` of the same file would (a parse error, which
 /// C does not have, leaves it alone).
-fn set_read_errno(e: &Error) {
-    match e {
-        Error::NoSuchCa { .. } | Error::InvalidCaName { .. } | Error::NoUsablePort { .. } => {
-            set_errno(libc::ENOENT)
-        }
-        Error::Sysfs { source, .. } => set_errno(source.raw_os_error().unwrap_or(libc::EIO)),
+fn set_read_errno(f: &ReadFailure) {
+    match (f.part, f.os_errno) {
+        (FailedPart::NoSuchCa | FailedPart::NoSuchPort, _) => set_errno(libc::ENOENT),
+        (_, Some(code)) => set_errno(code),
         _ => {}
     }
 }
 
-/// The negative errno C's `get_ca` returns for a failure the core reports as `e`.
-fn ca_errno(e: &Error, ports_dir: &Path) -> c_int {
-    match e {
-        Error::NoSuchCa { .. } | Error::InvalidCaName { .. } => -libc::ENOENT,
+/// The negative errno C's `get_ca` returns for a failed CA read.
+fn ca_errno(f: &ReadFailure) -> c_int {
+    match f.part {
         // opendir of the ports directory failing is -ENOENT; anything under it is -EIO.
-        Error::Sysfs { path, .. } if path == ports_dir => -libc::ENOENT,
-        Error::Sysfs { path, .. } | Error::Parse { path, .. } if path.starts_with(ports_dir) => {
-            -libc::EIO
-        }
-        Error::Sysfs { source, .. } => -source.raw_os_error().unwrap_or(libc::EIO),
-        Error::Parse { .. } => -libc::EINVAL,
-        other => -other.errno(),
+        FailedPart::NoSuchCa | FailedPart::PortsDir => -libc::ENOENT,
+        FailedPart::Port => -libc::EIO,
+        // A malformed file of the CA is C's parse failure, -EINVAL.
+        FailedPart::CaFile => -f.os_errno.unwrap_or(libc::EINVAL),
+        FailedPart::NoSuchPort | FailedPart::Other => -f.errno,
     }
 }
 
 /// libibumad's unconditional warning when a port has no readable P_Key entries.
-fn warn_no_pkeys(e: &Error, ca: &[u8]) {
-    let (path, no_entries) = match e {
-        Error::Sysfs { path, .. } => (path, true),
-        Error::Parse { path, text, .. } => (path, text.is_empty()),
-        _ => return,
-    };
-    if !no_entries || path.file_name().map(OsStrExt::as_bytes) != Some(b"pkeys") {
+fn warn_no_pkeys(f: &ReadFailure, ca: &[u8]) {
+    let Some(NoPkeys { port, dir }) = &f.no_pkeys else {
         return;
-    }
-    let port = path
-        .parent()
-        .and_then(Path::file_name)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    };
     let ca = &ca[..ca.len().min(UMAD_CA_NAME_LEN - 1)];
     ibwarn(
         "get_port",
@@ -467,7 +462,7 @@ fn warn_no_pkeys(e: &Error, ca: &[u8]) {
             "no pkeys found for {}:{} (at dir {})...",
             Str(Some(ca)),
             port,
-            path.display()
+            dir.display()
         ),
     );
 }
@@ -799,14 +794,16 @@ pub unsafe extern "C" fn umad_get_port(
     let (Ok(name), Ok(num)) = (std::str::from_utf8(&found), u32::try_from(portnum)) else {
         return -libc::EIO;
     };
-    match Source::get().port(name, num) {
+    let devices = Source::get();
+    match devices.port(name, num) {
         Ok(p) => match fill_port(out, &found, &p) {
             Ok(()) => 0,
             Err(rc) => rc,
         },
         Err(e) => {
-            warn_no_pkeys(&e, &found);
-            set_read_errno(&e);
+            let failure = devices.read_failure(name, &e);
+            warn_no_pkeys(&failure, &found);
+            set_read_errno(&failure);
             -libc::EIO
         }
     }
@@ -1283,39 +1280,48 @@ mod tests {
 
     #[test]
     fn ca_errno_mapping() {
+        use std::path::Path;
         let ports = Path::new("/sys/class/infiniband/mlx5_0/ports");
-        let io = |code| std::io::Error::from_raw_os_error(code);
+        let rc = |e: Error| {
+            let f = Devices::new().read_failure("mlx5_0", &e);
+            (ca_errno(&f), f.no_pkeys.is_some())
+        };
         let sysfs = |p: &Path, code| Error::Sysfs {
             path: p.to_path_buf(),
-            source: io(code),
+            source: std::io::Error::from_raw_os_error(code),
         };
-        assert_eq!(ca_errno(&sysfs(ports, libc::EACCES), ports), -libc::ENOENT);
-        assert_eq!(
-            ca_errno(&sysfs(&ports.join("1/rate"), libc::EINVAL), ports),
-            -libc::EIO
-        );
-        assert_eq!(
-            ca_errno(
-                &sysfs(
-                    Path::new("/sys/class/infiniband/mlx5_0/node_guid"),
-                    libc::EACCES
-                ),
-                ports
-            ),
-            -libc::EACCES
-        );
-        let parse = |p: &Path| Error::Parse {
+        let parse = |p: &Path, text: &str| Error::Parse {
             path: p.to_path_buf(),
             what: "a GUID",
-            text: String::new(),
+            text: text.to_owned(),
         };
+        let node_guid = Path::new("/sys/class/infiniband/mlx5_0/node_guid");
+        assert_eq!(rc(sysfs(ports, libc::EACCES)), (-libc::ENOENT, false));
         assert_eq!(
-            ca_errno(
-                &parse(Path::new("/sys/class/infiniband/mlx5_0/node_guid")),
-                ports
-            ),
-            -libc::EINVAL
+            rc(sysfs(&ports.join("1/rate"), libc::EINVAL)),
+            (-libc::EIO, false)
         );
-        assert_eq!(ca_errno(&parse(&ports.join("1/gids/0")), ports), -libc::EIO);
+        assert_eq!(rc(sysfs(node_guid, libc::EACCES)), (-libc::EACCES, false));
+        assert_eq!(rc(parse(node_guid, "")), (-libc::EINVAL, false));
+        assert_eq!(rc(parse(&ports.join("1/gids/0"), "")), (-libc::EIO, false));
+        assert_eq!(
+            rc(sysfs(&ports.join("1/pkeys"), libc::ENOENT)),
+            (-libc::EIO, true)
+        );
+        assert_eq!(rc(parse(&ports.join("1/pkeys"), "")), (-libc::EIO, true));
+        assert_eq!(
+            rc(parse(&ports.join("1/pkeys"), "entries 0 2")),
+            (-libc::EIO, false)
+        );
+        let no_ca = Error::NoSuchCa {
+            ca: "mlx5_0".into(),
+            path: ports.parent().unwrap().to_path_buf(),
+        };
+        assert_eq!(rc(no_ca), (-libc::ENOENT, false));
+        let no_port = Error::NoUsablePort {
+            ca: "mlx5_0".into(),
+            reason: String::new(),
+        };
+        assert_eq!(rc(no_port), (-libc::ENODEV, false));
     }
 }

@@ -370,6 +370,51 @@ impl PortChoice {
     }
 }
 
+/// What a failed [`Devices::ca`] or [`Devices::port`] read means, as data, for a caller that
+/// speaks libibumad's conventions (its C functions derive `errno`, return codes and a warning
+/// from which file failed and how); see [`Devices::read_failure`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadFailure {
+    /// Which part of the device failed.
+    pub part: FailedPart,
+    /// The errno of the failed sysfs `open`/`opendir`/`read` (`EIO` when the OS gave none);
+    /// `None` when no sysfs read failed (absent device, malformed content, any other error).
+    pub os_errno: Option<i32>,
+    /// [`Error::errno`] of the error.
+    pub errno: i32,
+    /// Set when the failure is a port's P_Key directory that cannot be listed or holds no
+    /// entries (libibumad warns about it whatever its debug level).
+    pub no_pkeys: Option<NoPkeys>,
+}
+
+/// The part of a device whose read failed ([`ReadFailure::part`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailedPart {
+    /// The CA does not exist, or its name was refused ([`Error::NoSuchCa`],
+    /// [`Error::InvalidCaName`]).
+    NoSuchCa,
+    /// The port does not exist ([`Error::NoUsablePort`], from [`Devices::port`]).
+    NoSuchPort,
+    /// A file of the CA itself, outside its `ports` directory (`node_type`, `node_guid`,
+    /// `sys_image_guid`).
+    CaFile,
+    /// The CA's `ports` directory could not be listed.
+    PortsDir,
+    /// A port: its entry in the `ports` directory or a file under it.
+    Port,
+    /// Anything else (not a sysfs read, e.g. a simulator's failure).
+    Other,
+}
+
+/// A port whose P_Key directory cannot be listed or holds no entries ([`ReadFailure::no_pkeys`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoPkeys {
+    /// The port number.
+    pub port: u32,
+    /// The P_Key directory.
+    pub dir: PathBuf,
+}
+
 /// libibumad's `resolve_ca_port` (HEAD, with the `enforce_smi` filter) on an already read CA.
 /// `Err` carries why no port qualifies.
 fn choose_port(ca: &Ca, port: u32, enforce_smi: bool) -> std::result::Result<PortChoice, String> {
@@ -588,6 +633,22 @@ fn pair_up(cas: &[Ca], max: Option<usize>) -> Vec<CaPair> {
         }
     }
     pairs.into_iter().map(|(_, p)| p).collect()
+}
+
+/// The port of `ports_dir` whose `pkeys` directory `e` (from [`read_pkeys`]) says cannot be
+/// listed or holds no numbered entries.
+fn no_pkeys(e: &Error, ports_dir: &Path) -> Option<NoPkeys> {
+    let dir = match e {
+        Error::Sysfs { path, .. } => path,
+        Error::Parse { path, text, .. } if text.is_empty() => path,
+        _ => return None,
+    };
+    let mut rest = dir.strip_prefix(ports_dir).ok()?.iter();
+    let port = rest.next()?.to_str().and_then(canonical_number)?;
+    (rest.next()? == "pkeys" && rest.next().is_none()).then(|| NoPkeys {
+        port,
+        dir: dir.clone(),
+    })
 }
 
 fn is_not_found(e: &Error) -> bool {
@@ -809,6 +870,35 @@ impl Devices {
                 e => e,
             }
         })
+    }
+
+    /// What `e`, the error of a [`Devices::ca`] or [`Devices::port`] read of CA `ca`, means as
+    /// data: the part that failed, the errno of the failed sysfs call and whether a port's
+    /// P_Key directory is missing or empty. Nothing is read.
+    pub fn read_failure(&self, ca: &str, e: &Error) -> ReadFailure {
+        let ports_dir = self.paths.class_dir.join(ca).join("ports");
+        let (part, os_errno) = match e {
+            Error::NoSuchCa { .. } | Error::InvalidCaName { .. } => (FailedPart::NoSuchCa, None),
+            Error::NoUsablePort { .. } => (FailedPart::NoSuchPort, None),
+            Error::Sysfs { path, .. } | Error::Parse { path, .. } => {
+                let part = if *path == ports_dir {
+                    FailedPart::PortsDir
+                } else if path.starts_with(&ports_dir) {
+                    FailedPart::Port
+                } else {
+                    FailedPart::CaFile
+                };
+                let os_errno = matches!(e, Error::Sysfs { .. }).then(|| e.errno());
+                (part, os_errno)
+            }
+            _ => (FailedPart::Other, None),
+        };
+        ReadFailure {
+            part,
+            os_errno,
+            errno: e.errno(),
+            no_pkeys: no_pkeys(e, &ports_dir),
+        }
     }
 
     /// libibumad's `get_port`.

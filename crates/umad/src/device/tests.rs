@@ -1593,3 +1593,62 @@ fn the_scan_reports_every_step_libibumad_traces() {
     );
     assert_eq!(none, Err(vec!["bad: unreadable".to_owned()]));
 }
+
+#[test]
+fn read_failure_reports_part_errno_and_missing_pkeys() {
+    let fx = Fixture::new();
+    fx.add_ca("mlx4_0", "1: CA", CA_GUID);
+    let mut spec = PortSpec::active(CA_GUID + 1);
+    spec.pkeys.clear();
+    fx.add_port("mlx4_0", 1, &spec);
+    let d = fx.devices();
+    let failure = |r: Result<Ca>| d.read_failure("mlx4_0", &r.unwrap_err());
+    // An empty P_Key directory: a port failure, no OS error, and the warning's data.
+    let pkeys = fx.class("mlx4_0/ports/1/pkeys");
+    let f = failure(d.ca("mlx4_0"));
+    assert_eq!(
+        (f.part, f.os_errno, f.errno),
+        (FailedPart::Port, None, libc::EINVAL)
+    );
+    assert_eq!(
+        f.no_pkeys,
+        Some(NoPkeys {
+            port: 1,
+            dir: pkeys.clone()
+        })
+    );
+    // A missing one: the same, with the OS error.
+    fs::remove_dir(&pkeys).unwrap();
+    let f = d.read_failure("mlx4_0", &d.port("mlx4_0", 1).unwrap_err());
+    assert_eq!((f.part, f.os_errno), (FailedPart::Port, Some(libc::ENOENT)));
+    assert_eq!(f.no_pkeys.map(|p| p.port), Some(1));
+    // Another port file: no P_Key report.
+    fx.remove(&fx.class("mlx4_0/ports/1/rate"));
+    let f = failure(d.ca("mlx4_0"));
+    assert_eq!(
+        (f.part, f.os_errno, f.no_pkeys),
+        (FailedPart::Port, Some(libc::ENOENT), None)
+    );
+    // The CA's own files, its ports directory, absent CAs and ports.
+    fx.write(&fx.class("mlx4_0/node_guid"), "not a guid\n");
+    let f = failure(d.ca("mlx4_0"));
+    assert_eq!((f.part, f.os_errno), (FailedPart::CaFile, None));
+    fx.add_ca("mlx4_1", "1: CA", CA_GUID + 16);
+    fs::remove_dir_all(fx.class("mlx4_1/ports")).unwrap();
+    let f = d.read_failure("mlx4_1", &d.ca("mlx4_1").unwrap_err());
+    assert_eq!(
+        (f.part, f.os_errno),
+        (FailedPart::PortsDir, Some(libc::ENOENT))
+    );
+    let f = d.read_failure("mlx9_9", &d.ca("mlx9_9").unwrap_err());
+    assert_eq!(
+        (f.part, f.os_errno, f.errno),
+        (FailedPart::NoSuchCa, None, libc::ENOENT)
+    );
+    let f = d.read_failure("..", &d.ca("..").unwrap_err());
+    assert_eq!(f.part, FailedPart::NoSuchCa);
+    let f = d.read_failure("mlx4_0", &d.port("mlx4_0", 7).unwrap_err());
+    assert_eq!((f.part, f.errno), (FailedPart::NoSuchPort, libc::ENODEV));
+    let other = Error::InvalidArgument("x".into());
+    assert_eq!(d.read_failure("mlx4_0", &other).part, FailedPart::Other);
+}
