@@ -42,8 +42,7 @@ pub(crate) const ISSM_PATH: &str = "/dev/null";
 /// The `umadN` number of the simulated port, as umad2sim's fake sysfs numbers it.
 pub(crate) const UMAD_ID: u32 = 0;
 
-/// The longest a simulated wait runs without a cancellation point (and, for the native ibsim
-/// transport of today, without looking at the clock of its own timeouts).
+/// The longest a simulated wait runs without a cancellation point.
 pub(crate) const SLICE: Duration = Duration::from_millis(50);
 
 /// The ibsim to use, from the environment (read once per process); `None`: the kernel.

@@ -43,6 +43,11 @@ impl MethodMask {
     pub fn is_empty(&self) -> bool {
         self.0 == [0, 0]
     }
+
+    /// Whether the two masks share a method.
+    pub fn overlaps(&self, other: &MethodMask) -> bool {
+        self.0[0] & other.0[0] != 0 || self.0[1] & other.0[1] != 0
+    }
 }
 
 /// Everything an agent registers with — the arguments of `umad_register`,
@@ -126,14 +131,15 @@ impl AgentSpec {
     }
 
     /// Checks a MAD this agent is about to send, the same way on every transport: at least
-    /// the 24-byte common header, and at most 256 bytes unless the agent has transport RMPP
+    /// 36 bytes (the common and RMPP headers: the kernel's `ib_umad` write refuses less), and
+    /// at most 256 bytes unless the agent has transport RMPP
     /// ([`kernel_rmpp`](AgentSpec::kernel_rmpp)) and the MAD's RMPP header is ACTIVE — the
-    /// rule of the kernel's `ib_umad` write.
+    /// rules of that write.
     pub fn check_send(&self, mad: &[u8]) -> Result<()> {
-        if mad.len() < mad::HEADER_LEN {
+        let min = mad::rmpp::RMPP_DATA_OFFSET;
+        if mad.len() < min {
             return Err(Error::InvalidArgument(format!(
-                "a MAD has at least the {}-byte common header; this one has {} bytes",
-                mad::HEADER_LEN,
+                "a MAD sent through umad has at least {min} bytes (the common and RMPP headers, as the kernel requires); this one has {} bytes",
                 mad.len()
             )));
         }

@@ -30,10 +30,6 @@ use crate::transport::kernel::KernelTransport;
 use crate::transport::{deadline, Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
 use crate::{Error, Result};
 
-/// Slack added to a transaction's own timeout budget before user space gives up on it, so
-/// the transport's (kernel's) timeout report normally arrives first.
-const TRANSACT_SLACK: Duration = Duration::from_millis(500);
-
 /// The longest one reader waits inside the transport before handing the reader role back, so
 /// that [`Port::unregister`] (which waits for the read in progress) is never held up longer.
 pub const READ_SLICE: Duration = Duration::from_millis(100);
@@ -420,7 +416,7 @@ impl Port {
         let _claim = self.claim(key)?;
         self.send(agent, mad, addr, timeout_ms.max(1), retries)?;
         let budget = Duration::from_millis(u64::from(timeout_ms.max(1)) * (u64::from(retries) + 1))
-            + TRANSACT_SLACK;
+            + self.transport.transact_slack();
         let answer = self.wait(deadline(Some(budget)), ReadFor::Route, |mux| {
             match mux.waiting.get(&key)? {
                 Slot::Waiting => None,

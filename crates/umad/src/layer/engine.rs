@@ -173,15 +173,22 @@ impl SendXfer {
         m
     }
 
+    /// Whether a packet about class `class` and TID `tid` is about this send: a request of
+    /// ours on TID bits 0..47 (the carrier may own 48..63), a response on the whole TID (it
+    /// is the requester's, and two requesters may share the low bits).
     fn matches(&self, class: u8, tid: u64) -> bool {
-        self.class == class && self.tid & TID_MATCH == tid & TID_MATCH
+        let mask = if self.is_request { TID_MATCH } else { u64::MAX };
+        self.class == class && self.tid & mask == tid & mask
     }
 
-    /// The start of the message, at most one MAD: what a report of this send carries.
-    fn first_mad(&self) -> Vec<u8> {
-        let mut m = self.hdr.clone();
-        m.extend_from_slice(&self.data[..self.data.len().min(mad::MAD_SIZE - self.hdr.len())]);
-        m
+    /// [`matches`](Self::matches), from the peer the send goes to.
+    fn matches_from(&self, class: u8, tid: u64, peer: &MadAddr) -> bool {
+        self.matches(class, tid) && self.addr.lid == peer.lid && self.addr.qpn == peer.qpn
+    }
+
+    /// What a report of this send carries: its common MAD header, as the kernel's.
+    fn report_mad(&self) -> Vec<u8> {
+        self.hdr[..mad::HEADER_LEN].to_vec()
     }
 }
 
@@ -313,6 +320,26 @@ impl Engine {
                 )));
             }
         }
+        if spec.flags & !crate::abi::USER_RMPP != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "registration flags {:#x} are not known: the only flag is IB_USER_MAD_USER_RMPP (1)",
+                spec.flags
+            )));
+        }
+        // As the kernel: one agent per class, version (and OUI) receives each method.
+        if let Some(taken) = self.agents.iter().position(|a| {
+            a.is_some_and(|a| {
+                a.class == spec.class
+                    && a.class_version == spec.class_version
+                    && (!a.is_vendor_oui_class() || a.oui == spec.oui)
+                    && a.methods.overlaps(&spec.methods)
+            })
+        }) {
+            return Err(Error::InvalidArgument(format!(
+                "agent {taken} already receives some of these methods of class {:#04x} version {}: register disjoint method masks",
+                spec.class, spec.class_version
+            )));
+        }
         let free = self
             .agents
             .iter()
@@ -431,7 +458,7 @@ impl Engine {
         };
         // A new message with the same TID replaces an older one (the application resent it).
         self.sends
-            .retain(|s| !(s.agent == x.agent && s.matches(x.class, x.tid)));
+            .retain(|s| !(s.agent == x.agent && s.matches_from(x.class, x.tid, &x.addr)));
         self.sends.push(x);
         let i = self.sends.len() - 1;
         self.send_window(now, i);
@@ -465,9 +492,11 @@ impl Engine {
         });
     }
 
-    /// Queues a MAD for the application, unless the queue is full.
+    /// Queues a MAD for the application, unless the queue is full. Reports (a non-zero
+    /// status) are always queued: they end a request the application waits for, and there is
+    /// at most one per request it sent.
     fn deliver(&mut self, r: Received) {
-        if self.ready.len() >= self.cfg.max_queued {
+        if self.ready.len() >= self.cfg.max_queued && r.status == 0 {
             self.stats.dropped_queue_full += 1;
         } else {
             self.ready.push_back(r);
@@ -524,7 +553,15 @@ impl Engine {
             if x.retries_left > 0 {
                 x.retries_left -= 1;
                 x.seg_num = x.last_ack;
+                // As the kernel's ib_retry_rmpp: the segment after the last ACK goes out even
+                // when the window is closed (a probe), then whatever the window allows.
+                let probe = x.segment(x.last_ack + 1);
+                x.seg_num += 1;
+                x.deadline = now + x.ack_timeout;
+                let (addr, qp) = (x.addr, x.qp);
                 self.stats.retransmissions += 1;
+                self.stats.segments_sent += 1;
+                self.emit(probe, addr, qp);
                 self.send_window(now, i);
                 i += 1;
             } else {
@@ -574,7 +611,7 @@ impl Engine {
                 agent: k.0,
                 status: STATUS_TIMEOUT,
                 addr: p.addr,
-                mad: p.mad,
+                mad: report(p.mad),
             });
         }
     }
@@ -587,7 +624,7 @@ impl Engine {
                 agent: x.agent,
                 status,
                 addr: x.addr,
-                mad: x.first_mad(),
+                mad: x.report_mad(),
             });
         }
     }
@@ -622,7 +659,11 @@ impl Engine {
         // (the ACK of a GetTableResp travels as a GetTable).
         if let Some(h) = rmpp {
             if h.rmpp_type != RmppType::Data {
-                if let Some(i) = self.sends.iter().position(|s| s.matches(class, tid)) {
+                if let Some(i) = self
+                    .sends
+                    .iter()
+                    .position(|s| s.matches_from(class, tid, &pkt.addr))
+                {
                     let agent = self.sends[i].agent;
                     if self.agent(agent).is_some_and(AgentSpec::kernel_rmpp) {
                         self.on_rmpp_control(now, i, pkt, h);
@@ -633,9 +674,9 @@ impl Engine {
         }
         let agent = if response {
             let a = tid_agent(tid);
-            self.agent(a)
-                .filter(|s| s.class == class && s.qpn() == pkt.qp)
-                .map(|_| a)
+            // By the TID's agent bits alone, as the kernel (a class-0 client agent gets the
+            // responses to its requests); the waiting request checks the class.
+            self.agent(a).filter(|s| s.qpn() == pkt.qp).map(|_| a)
         } else {
             self.find_request_agent(&pkt.mad, pkt.qp)
         };
@@ -652,7 +693,7 @@ impl Engine {
             let key = (agent, class, tid & TID_MATCH);
             // With user-space RMPP every segment of a response goes to the agent.
             let user_rmpp = rmpp.is_some() && !spec.kernel_rmpp();
-            if self.pending.remove(&key).is_none() && !user_rmpp {
+            if !self.take_waiting(key, &pkt.addr) && !user_rmpp {
                 self.stats.dropped_unmatched += 1;
                 return;
             }
@@ -663,6 +704,23 @@ impl Engine {
             addr: pkt.addr,
             mad: pkt.mad,
         });
+    }
+
+    /// Ends the request a response answers: one waiting for its response, or an RMPP
+    /// request still being sent (the answer may overtake the last ACK, as the kernel's
+    /// `ib_find_send_mad` allows). Whether there was one.
+    fn take_waiting(&mut self, key: PendingKey, from: &MadAddr) -> bool {
+        if self.pending.remove(&key).is_some() {
+            return true;
+        }
+        let (agent, class, tid) = key;
+        let sending = self.sends.iter().position(|s| {
+            s.agent == agent && s.is_request && s.timeout_ms > 0 && s.matches_from(class, tid, from)
+        });
+        if let Some(i) = sending {
+            self.sends.swap_remove(i);
+        }
+        sending.is_some()
     }
 
     /// The agent registered for this request's class, version and method (and OUI).
@@ -772,7 +830,8 @@ impl Engine {
         if newwin < x.newwin || seg < x.last_ack {
             return; // an old ACK
         }
-        if seg > x.last_ack {
+        let progress = seg > x.last_ack;
+        if progress {
             x.last_ack = seg;
             x.retries_left = x.max_retries;
         }
@@ -785,7 +844,7 @@ impl Engine {
                 self.pending.insert(
                     (x.agent, x.class, x.tid & TID_MATCH),
                     Pending {
-                        mad: x.first_mad(),
+                        mad: x.report_mad(),
                         addr: x.addr,
                         qp: x.qp,
                         timeout,
@@ -798,8 +857,9 @@ impl Engine {
         }
         if x.seg_num < x.newwin {
             self.send_window(now, i);
-        } else {
-            // Progress without new room: wait a fresh ACK timeout from now.
+        } else if progress {
+            // Progress without new room: wait a fresh ACK timeout from now. (A repeated ACK
+            // changes no timer, as in the kernel.)
             x.deadline = now + x.ack_timeout;
         }
     }
@@ -851,7 +911,7 @@ impl Engine {
                 agent,
                 status,
                 addr: p.addr,
-                mad: p.mad,
+                mad: report(p.mad),
             });
         }
     }
@@ -989,7 +1049,7 @@ impl Engine {
             self.emit(ack, addr, qp);
             if response {
                 let key = (agent, class, tid & TID_MATCH);
-                if self.pending.remove(&key).is_none() {
+                if !self.take_waiting(key, &addr) {
                     self.stats.dropped_unmatched += 1;
                     return;
                 }
@@ -1008,6 +1068,13 @@ impl Engine {
             self.emit(ack, addr, qp);
         }
     }
+}
+
+/// A report of a request carries its common MAD header, as the kernel's (`ib_umad` queues the
+/// send with `length = IB_MGMT_MAD_HDR`).
+fn report(mut request: Vec<u8>) -> Vec<u8> {
+    request.truncate(mad::HEADER_LEN);
+    request
 }
 
 /// An ABORT answering `seg` (its header, method flipped) with `status`.

@@ -13,8 +13,8 @@
 //! of any length in both directions, requests that end in a response or an `ETIMEDOUT`
 //! report. A thread per layer makes progress on its own — it drains the carrier, fires
 //! timers, sends ACKs and windows — while the application is not inside `recv`, as the
-//! kernel does. [`MadLayer::as_raw_fd`](Transport::raw_fd) is an eventfd that polls readable
-//! exactly while a MAD is queued for the application.
+//! kernel does. Its [`raw_fd`](Transport::raw_fd) is an eventfd that polls readable exactly
+//! while a MAD is queued for the application.
 
 use std::fmt;
 use std::io;
@@ -355,6 +355,13 @@ impl Transport for MadLayer {
 
     fn raw_fd(&self) -> RawFd {
         self.shared.readable.raw()
+    }
+
+    fn transact_slack(&self) -> Duration {
+        // The engine ends every request itself (reply, report or the reassembly limit), and
+        // keeps one alive while its RMPP answer arrives: give it that long.
+        let cfg = *self.shared.lock().engine.config();
+        cfg.reassembly_timeout + Duration::from_secs(1)
     }
 
     fn issm(&self) -> Result<Issm> {

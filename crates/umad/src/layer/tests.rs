@@ -687,6 +687,154 @@ fn a_short_rmpp_segment_counts_as_a_whole_mad() {
     assert_eq!(e.take_outbox().len(), 1, "ACKed");
 }
 
+/// An SA MAD from B at LID `lid` (the wire's receive view).
+fn from(lid: u16, mad: Vec<u8>) -> Packet {
+    Packet {
+        mad,
+        addr: MadAddr::new(lid, 1, 0, MadAddr::DEFAULT_QKEY),
+        qp: 1,
+        status: 0,
+    }
+}
+
+#[test]
+fn a_response_that_overtakes_the_last_ack_ends_the_request() {
+    let mut a = Engine::new(LayerConfig::default(), "simA", 1);
+    let ca = a.register(&client()).unwrap();
+    let now = Instant::now();
+    send(&mut a, now, ca, &sa_mad(SET, 4, 100, true), to_b(), 1000, 1);
+    let seg = a.take_outbox().remove(0);
+    // B answers before its ACK of the single segment arrives.
+    let mut resp = seg.mad.clone();
+    resp[3] = GET_RESP;
+    resp[24..36].fill(0);
+    a.on_packet(now, from(2, resp));
+    let r = a.ready().pop_front().expect("the response");
+    assert_eq!((r.agent, r.status), (ca, 0));
+    assert_eq!(a.transfers(), (0, 0));
+    a.on_timer(now + Duration::from_secs(10));
+    assert!(a.ready().is_empty(), "no timeout report after the answer");
+}
+
+#[test]
+fn responses_with_one_tid_to_two_requesters_are_two_transfers() {
+    let mut b = Engine::new(LayerConfig::default(), "simB", 1);
+    let sb = b.register(&server()).unwrap();
+    let now = Instant::now();
+    let resp = sa_mad(GET_TABLE_RESP, 0x0001_0000_0000_0042, 56 + 5 * SEG, true);
+    for lid in [5, 6] {
+        let to = MadAddr::new(lid, 1, 0, MadAddr::DEFAULT_QKEY);
+        send(&mut b, now, sb, &resp, to, 0, 3);
+    }
+    assert_eq!(b.transfers().1, 2, "both sends held");
+    let out = b.take_outbox();
+    // LID 6 ACKs its first segment: only its transfer moves on.
+    let ack = answer(&out[1], RmppHeader::ack(1, 64));
+    b.on_packet(now, from(6, ack.mad));
+    let next = b.take_outbox();
+    assert_eq!(data_segments(&next), [2, 3, 4, 5]);
+    assert!(next.iter().all(|p| p.addr.lid == 6));
+}
+
+#[test]
+fn a_closed_window_is_probed_once_per_ack_timeout() {
+    let (mut a, ca, now) = scripted_sender(100, 3);
+    let out = a.take_outbox();
+    a.on_packet(now, answer(&out[0], RmppHeader::ack(1, 1)));
+    assert!(a.take_outbox().is_empty(), "the window is closed");
+    let mut t = now;
+    for step in 1..=3 {
+        t += Duration::from_millis(100);
+        a.on_timer(t);
+        assert_eq!(data_segments(&a.take_outbox()), [2], "probe {step}");
+        a.on_timer(t); // no second probe at the same instant
+        assert!(a.take_outbox().is_empty());
+    }
+    t += Duration::from_millis(100);
+    a.on_timer(t);
+    assert_eq!(a.ready().pop_front().unwrap().status, STATUS_TIMEOUT);
+    let _ = ca;
+}
+
+#[test]
+fn a_repeated_ack_keeps_no_send_alive() {
+    let (mut a, _, now) = scripted_sender(100, 2);
+    let out = a.take_outbox();
+    a.on_packet(now, answer(&out[0], RmppHeader::ack(1, 5)));
+    a.take_outbox();
+    let mut t = now;
+    // The peer repeats ACK(1, 5) forever; segments 2-5 are lost each time.
+    while a.ready().is_empty() {
+        t += Duration::from_millis(90);
+        assert!(t < now + Duration::from_secs(5), "the send never ends");
+        a.on_packet(t, answer(&out[0], RmppHeader::ack(1, 5)));
+        a.on_timer(t);
+        a.take_outbox();
+    }
+    assert_eq!(a.ready().pop_front().unwrap().status, STATUS_TIMEOUT);
+}
+
+#[test]
+fn reports_are_queued_even_when_the_queue_is_full() {
+    let cfg = LayerConfig {
+        max_queued: 2,
+        ..LayerConfig::default()
+    };
+    let mut e = Engine::new(cfg, "sim", 1);
+    let a = e.register(&AgentSpec::new(0x04, 1)).unwrap();
+    let now = Instant::now();
+    for tid in 0..5u32 {
+        let mut req = vec![0u8; 256];
+        req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
+        req[12..16].copy_from_slice(&tid.to_be_bytes());
+        send(&mut e, now, a, &req, to_b(), 10, 0);
+    }
+    e.on_timer(now + Duration::from_millis(10));
+    assert_eq!(e.ready().len(), 5, "every request ends");
+    assert!(e
+        .ready()
+        .iter()
+        .all(|r| r.status == STATUS_TIMEOUT && r.mad.len() == 24));
+}
+
+#[test]
+fn a_class_zero_agent_gets_the_responses_to_its_requests() {
+    let mut w = Wire::new();
+    let any = w.a.register(&AgentSpec::new(0, 0)).unwrap();
+    let srv =
+        w.b.register(&AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1])))
+            .unwrap();
+    let now = w.now;
+    let mut req = vec![0u8; 256];
+    req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
+    send(&mut w.a, now, any, &req, to_b(), 100, 0);
+    w.pump();
+    let r = w.b.ready().pop_front().unwrap();
+    let mut resp = r.mad.clone();
+    resp[3] = 0x81;
+    send(&mut w.b, now, srv, &resp, r.addr, 0, 0);
+    w.pump();
+    assert_eq!(
+        w.a.ready().pop_front().map(|r| (r.agent, r.status)),
+        Some((any, 0))
+    );
+}
+
+#[test]
+fn overlapping_method_masks_and_unknown_flags_are_refused() {
+    let mut e = Engine::new(LayerConfig::default(), "sim", 1);
+    e.register(&server()).unwrap();
+    let err = e
+        .register(&AgentSpec::new(SA, 2).methods(MethodMask::of(&[SET])))
+        .unwrap_err();
+    assert!(err.to_string().contains("disjoint"), "{err}");
+    e.register(&AgentSpec::new(SA, 2).methods(MethodMask::of(&[0x14])))
+        .unwrap();
+    e.register(&AgentSpec::new(SA, 1).methods(MethodMask::of(&[SET])))
+        .unwrap();
+    assert!(e.register(&AgentSpec::new(0x04, 1).flags(4)).is_err());
+}
+
 #[test]
 fn hostile_packets_never_panic() {
     let mut e = Engine::new(LayerConfig::default(), "sim", 1);

@@ -383,7 +383,10 @@ mod tests {
         t.send(&out(5, &mad))
             .expect("an RMPP-active SA message of any length");
         t.send(&out(0, &mad[..256])).expect("one MAD");
-        t.send(&out(5, &mad[..24])).expect("just the common header");
+        t.send(&out(5, &mad[..36]))
+            .expect("the common and RMPP headers");
+        let e = t.send(&out(5, &mad[..35])).unwrap_err();
+        assert!(e.to_string().contains("at least 36 bytes"), "{e}");
     }
 
     /// A fake device queue holding one message of `mad_len` bytes behind a `layout` header,

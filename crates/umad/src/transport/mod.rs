@@ -1,10 +1,11 @@
 //! The seam between [`Port`](crate::Port) and what carries the MADs.
 //!
 //! Two transports are built in: [`kernel`] (the `ib_umad` character devices, also what ibsim's
-//! `libumad2sim.so` shim intercepts) and [`ibsim`] (a native client of the ibsim simulator's
-//! socket protocol, no LD_PRELOAD). Both give the kernel's semantics: agents with ids, the
-//! TID's upper 32 bits owned by the transport, send timeouts and retries that end in a
-//! receive with status `ETIMEDOUT`.
+//! `libumad2sim.so` shim intercepts) and the user-space MAD layer
+//! ([`MadLayer`](crate::layer::MadLayer)) over a packet carrier such as [`ibsim`] (a native
+//! client of the ibsim simulator's socket protocol, no LD_PRELOAD). Both give the kernel's
+//! semantics: agents with ids, the TID's upper 32 bits owned by the transport, send timeouts
+//! and retries that end in a receive with status `ETIMEDOUT`, RMPP for RMPP agents.
 
 use std::fmt;
 use std::os::unix::io::RawFd;
@@ -30,8 +31,9 @@ pub const STATUS_ABORTED: u32 = libc::ECONNABORTED as u32;
 pub struct Received {
     /// The agent it was delivered to.
     pub agent: AgentId,
-    /// 0, or [`STATUS_TIMEOUT`] when this reports a request that got no response; the MAD is
-    /// then the request itself.
+    /// 0, or [`STATUS_TIMEOUT`] when this reports a request that got no response (or
+    /// [`STATUS_ABORTED`] when its RMPP transfer was stopped or aborted by the peer); the MAD is
+    /// then the request's common header.
     #[doc(alias = "umad_status")]
     pub status: u32,
     /// Where it came from.
@@ -54,7 +56,8 @@ impl Received {
 pub struct Outgoing<'a> {
     /// The sending agent.
     pub agent: AgentId,
-    /// The MAD bytes (up to 256 bytes, or longer for RMPP-capable classes on the kernel).
+    /// The MAD bytes (36 to 256 bytes, or longer for an RMPP agent's RMPP-ACTIVE message;
+    /// see [`AgentSpec::check_send`](crate::AgentSpec::check_send)).
     pub mad: &'a [u8],
     /// Destination.
     pub addr: MadAddr,
@@ -89,6 +92,14 @@ pub trait Transport: Send + Sync + fmt::Debug {
     fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>>;
     /// Waits until a MAD can be received, up to `timeout` (`None`: forever).
     fn poll(&self, timeout: Option<Duration>) -> Result<bool>;
+    /// How much longer than a request's own `timeout × (retries + 1)` a
+    /// [`Port::transact`](crate::Port::transact) waits for the transport's answer or report
+    /// before giving up by itself (the never-hang backstop). The default, 500 ms, lets the
+    /// kernel's own report arrive first; a transport that may take longer on purpose (the MAD
+    /// layer keeps a request alive while its RMPP answer arrives) says so here.
+    fn transact_slack(&self) -> Duration {
+        Duration::from_millis(500)
+    }
     /// A descriptor that becomes readable when MADs arrive, for event loops.
     fn raw_fd(&self) -> RawFd;
     /// Becomes the port's subnet manager (sets PortInfo.CapabilityMask.IsSM) until the guard
