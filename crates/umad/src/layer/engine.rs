@@ -237,18 +237,12 @@ impl RecvXfer {
     /// The ACK of what has arrived so far: the segment's header, method flipped, type ACK.
     fn ack(&mut self) -> Vec<u8> {
         self.last_ack = self.seg_num;
-        let mut m = self.hdr.clone();
-        m.resize(mad::MAD_SIZE, 0);
-        let method = m[3] ^ mad::header::METHOD_RESP_BIT;
-        Mad::new_unchecked(&mut m[..]).set_method(method.into());
-        let mut r = Rmpp::new_unchecked(&mut m[..]);
-        let resp_time = r.resp_time();
+        // The kernel's format_ack keeps the segment's version and status.
+        let seg = Rmpp::new_unchecked(&self.hdr[..]);
         let mut h = RmppHeader::ack(self.seg_num, self.newwin);
-        h.resp_time = resp_time;
-        h.version = r.version();
-        h.status = r.status();
-        h.emit(&mut r);
-        m
+        h.version = seg.version();
+        h.status = seg.status();
+        control(&self.hdr, h)
     }
 }
 
@@ -385,7 +379,7 @@ impl Engine {
             let low = Mad::new_unchecked(&m[..]).tid() & 0xffff_ffff;
             Mad::new_unchecked(&mut m[..]).set_tid((u64::from(out.agent) << TID_AGENT_SHIFT) | low);
         }
-        let class = m[1];
+        let class = u8::from(Mad::new_unchecked(&m[..]).mgmt_class());
         let qp = spec.qpn();
         // As the kernel's ib_umad: an ACTIVE send of a transport-RMPP agent is a DATA
         // transfer whatever its RMPP type says (the kernel writes version and type itself;
@@ -422,7 +416,7 @@ impl Engine {
         m: Vec<u8>,
         request: bool,
     ) {
-        let class = m[1];
+        let class = u8::from(Mad::new_unchecked(&m[..]).mgmt_class());
         let hdr_len = mad::rmpp::data_offset(class);
         let seg_size = mad::MAD_SIZE - hdr_len;
         let (hdr, data) = m.split_at(hdr_len.min(m.len()));
@@ -1090,11 +1084,14 @@ fn stop(seg: &[u8]) -> Vec<u8> {
     )
 }
 
+/// An RMPP control MAD answering `seg`: its class header, the method's response bit
+/// flipped, `h` as the RMPP header with the segment's RRespTime.
 fn control(seg: &[u8], h: RmppHeader) -> Vec<u8> {
-    let class = seg[1];
+    let view = Mad::new_unchecked(seg);
+    let class = u8::from(view.mgmt_class());
+    let method = u8::from(view.method()) ^ mad::header::METHOD_RESP_BIT;
     let mut m = seg[..mad::rmpp::data_offset(class).min(seg.len())].to_vec();
     m.resize(mad::MAD_SIZE, 0);
-    let method = m[3] ^ mad::header::METHOD_RESP_BIT;
     Mad::new_unchecked(&mut m[..]).set_method(method.into());
     let mut r = Rmpp::new_unchecked(&mut m[..]);
     let mut h = h;
