@@ -502,6 +502,12 @@ impl Engine {
         std::mem::take(&mut self.outbox)
     }
 
+    /// Puts packets the carrier had no room for back in front of the outbox.
+    pub fn requeue(&mut self, mut packets: Vec<Packet>) {
+        packets.append(&mut self.outbox);
+        self.outbox = packets;
+    }
+
     /// Whether packets wait to be carried.
     pub fn has_outbox(&self) -> bool {
         !self.outbox.is_empty()

@@ -61,7 +61,9 @@ pub trait Carrier: Send + Sync + fmt::Debug {
     fn ca(&self) -> Result<Ca>;
     /// Becomes the port's subnet manager until the guard is dropped.
     fn issm(&self) -> Result<Issm>;
-    /// Sends one packet. May wait briefly for room, never for an answer. The layer calls
+    /// Sends one packet. May wait briefly for room, never for an answer; when there is still
+    /// no room, an error with errno `EAGAIN` makes the layer keep the packet and try again
+    /// after draining `try_recv` (any other error ends the port). The layer calls
     /// `send` and `try_recv` from its progress thread only, so a carrier that must read to
     /// make room may park what it read and hand it out through `try_recv`.
     fn send(&self, pkt: &Packet) -> Result<()>;
@@ -123,9 +125,22 @@ impl Shared {
         })
     }
 
+    /// Sends `out` in order. A carrier with no room (`EAGAIN`: the peer is not reading) is
+    /// back-pressure, not a failure: what is left goes back to the front of the outbox for the
+    /// next pass, after the carrier has been drained.
     fn carry(&self, out: Vec<Packet>) -> Result<()> {
-        for p in &out {
-            self.carrier.send(p)?;
+        let mut out = out.into_iter();
+        while let Some(p) = out.next() {
+            match self.carrier.send(&p) {
+                Ok(()) => {}
+                Err(e) if e.errno() == libc::EAGAIN => {
+                    let mut left = vec![p];
+                    left.extend(out);
+                    self.lock().engine.requeue(left);
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(())
     }
@@ -172,6 +187,7 @@ impl Shared {
             };
             let sent = !out.is_empty();
             self.carry(out)?;
+            let sent = sent || self.lock().engine.has_outbox();
             if got || sent {
                 // Sending may have parked arrived packets in the carrier: look again first.
                 continue;

@@ -876,3 +876,103 @@ fn hostile_packets_never_panic() {
     e.on_timer(now + Duration::from_secs(100));
     assert_eq!(e.transfers(), (0, 0));
 }
+
+/// A carrier that has no room for the first `refuse` packets (EAGAIN), then records every
+/// packet sent and answers each request with its response.
+#[derive(Debug)]
+struct Congested {
+    refuse: std::sync::Mutex<u32>,
+    sent: std::sync::Mutex<Vec<Packet>>,
+    inbox: std::sync::Mutex<std::collections::VecDeque<Packet>>,
+    ready: crate::sys::EventFlag,
+}
+
+impl super::Carrier for Congested {
+    fn ca_name(&self) -> &str {
+        "congested0"
+    }
+    fn port_num(&self) -> u32 {
+        1
+    }
+    fn ca(&self) -> crate::Result<crate::device::Ca> {
+        Err(crate::Error::InvalidArgument("no CA".into()))
+    }
+    fn issm(&self) -> crate::Result<crate::transport::Issm> {
+        Err(crate::Error::InvalidArgument("no issm".into()))
+    }
+    fn send(&self, p: &Packet) -> crate::Result<()> {
+        let mut refuse = self.refuse.lock().unwrap();
+        if *refuse > 0 {
+            *refuse -= 1;
+            return Err(crate::Error::Send {
+                ca: "congested0".into(),
+                port: 1,
+                agent: 0,
+                source: std::io::Error::from_raw_os_error(libc::EAGAIN),
+            });
+        }
+        self.sent.lock().unwrap().push(p.clone());
+        let mut resp = p.mad.clone();
+        resp[3] |= 0x80;
+        self.inbox.lock().unwrap().push_back(Packet {
+            mad: resp,
+            addr: p.addr,
+            qp: p.qp,
+            status: 0,
+        });
+        self.ready.raise();
+        Ok(())
+    }
+    fn try_recv(&self) -> crate::Result<Option<Packet>> {
+        let mut inbox = self.inbox.lock().unwrap();
+        let p = inbox.pop_front();
+        if inbox.is_empty() {
+            self.ready.lower();
+        }
+        Ok(p)
+    }
+    fn raw_fd(&self) -> std::os::unix::io::RawFd {
+        self.ready.raw()
+    }
+}
+
+#[test]
+fn a_carrier_without_room_is_back_pressure_not_a_failure() {
+    use crate::transport::Transport;
+    let carrier = Congested {
+        refuse: std::sync::Mutex::new(3),
+        sent: std::sync::Mutex::new(Vec::new()),
+        inbox: std::sync::Mutex::new(std::collections::VecDeque::new()),
+        ready: crate::sys::EventFlag::new().unwrap(),
+    };
+    let layer = super::MadLayer::new(Box::new(carrier), LayerConfig::default()).unwrap();
+    let agent = layer.register(&AgentSpec::new(0x04, 1)).unwrap();
+    for tid in 0..5u32 {
+        let mut req = vec![0u8; 256];
+        req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
+        req[12..16].copy_from_slice(&tid.to_be_bytes());
+        layer
+            .send(&Outgoing {
+                agent,
+                mad: &req,
+                addr: to_b(),
+                timeout_ms: 5000,
+                retries: 0,
+            })
+            .unwrap();
+    }
+    let mut tids = Vec::new();
+    while tids.len() < 5 {
+        let r = layer
+            .recv_fit(Some(Duration::from_secs(5)), usize::MAX)
+            .unwrap()
+            .expect("every request answered");
+        assert_eq!(r.status, 0);
+        tids.push(u32::from_be_bytes(r.mad[12..16].try_into().unwrap()));
+    }
+    assert_eq!(
+        tids,
+        [0, 1, 2, 3, 4],
+        "all sent, in order, after the refusals"
+    );
+}

@@ -431,7 +431,8 @@ impl Carrier for IbsimCarrier {
             )));
         }
         let pkt = encode(p);
-        let give_up = Instant::now() + Duration::from_secs(5);
+        // Then EAGAIN: the layer keeps the packet and drains us before it tries again.
+        let give_up = Instant::now() + Duration::from_millis(200);
         loop {
             match self.data.send(&pkt) {
                 Ok(_) => return Ok(()),
