@@ -231,7 +231,10 @@ pub unsafe extern "C" fn umad_recv(
     let h = UserMadHeader::from_prefix(buf, header_layout());
     let holds = |f: core::ops::Range<usize>| buf.len() >= f.end;
     match read {
-        Ok(n) => {
+        // C takes only 0 <= n <= umad_size() + *length as a message; a read that claims more
+        // (umad2sim's can) goes down the error branch below instead of handing the caller a
+        // length past its buffer.
+        Ok(n) if n <= buf.len() => {
             let agent = if holds(field::ID) { h.agent_id() } else { 0 } as c_int;
             trace!("umad_recv", "mad received by agent {} length {}", agent, n);
             *len = n.saturating_sub(size) as c_int;
@@ -243,7 +246,7 @@ pub unsafe extern "C" fn umad_recv(
             set_errno(libc::EWOULDBLOCK);
             -libc::EWOULDBLOCK
         }
-        Err(_) => {
+        Ok(_) | Err(_) => {
             // C: `*length = mad->length - umad_size()`, truncated to int (only when the
             // buffer named by the call holds that header field).
             let needed =
