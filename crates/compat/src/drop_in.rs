@@ -264,7 +264,7 @@ pub fn mask_field_values(text: &str, fields: &[String]) -> String {
 }
 
 /// Replaces the decimal number right after every occurrence of `tag` with `with`.
-fn mask_number_after(line: &str, tag: &str, with: &str) -> String {
+pub fn mask_number_after(line: &str, tag: &str, with: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(pos) = rest.find(tag) {

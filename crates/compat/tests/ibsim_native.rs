@@ -30,8 +30,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use compat::drop_in::{
-    check_loaded, lids_by_description, loaded_libibumad, mask_run_to_run, run_opensm_once,
-    start_opensm_daemon,
+    check_loaded, lids_by_description, loaded_libibumad, mask_number_after, mask_run_to_run,
+    run_opensm_once, start_opensm_daemon,
 };
 use compat::fabric::{
     dumps_of, parse_dumps, saquery_link_records, saquery_node_records, saquery_port_info_records,
@@ -299,23 +299,6 @@ fn discover(sim: &Ibsim, dir: &Path, node: &str) -> BTreeMap<String, u16> {
     topology(sim, dir, node).lids_by_description()
 }
 
-/// Replaces the decimal number right after every `tag` in `line` with `<fd>`.
-fn mask_after(line: &str, tag: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(pos) = rest.find(tag) {
-        let after = pos + tag.len();
-        out.push_str(&rest[..after]);
-        let digits = rest[after..].bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 {
-            out.push_str("<fd>");
-        }
-        rest = &rest[after + digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Normalises what legitimately differs between a umad2sim run of the system library and a
 /// native run of ours: umad2sim's own `sim_connect` line; port ids (umad2sim's fake
 /// descriptors from 1024, real descriptors natively); and the `errno` left after successful
@@ -326,9 +309,9 @@ fn normalise(text: &str) -> String {
     text.lines()
         .filter(|l| !l.contains("sim_connect: attached as client"))
         .map(|l| {
-            let l = mask_after(&mask_after(l, " fd "), "fd(fd) = ");
+            let l = mask_number_after(&mask_number_after(l, " fd ", "<fd>"), "fd(fd) = ", "<fd>");
             let l = if l.starts_with("umad_open_port(") {
-                mask_after(&l, ") = ")
+                mask_number_after(&l, ") = ", "<fd>")
             } else {
                 l
             };

@@ -58,6 +58,20 @@ fn tid_of(r: &Received) -> u32 {
 
 /// Checks that `r` is the NodeInfo response to the request with `tid` along the route whose
 /// end is `guid`, delivered to `agent`.
+/// Thread `t`'s `count` transactions on `port` with `agent`, each checked to get its own
+/// answer (TIDs `t << 24 | i`, routes taken in turn).
+fn transact_each(port: &Port, agent: u32, t: u32, count: u32) {
+    for i in 0..count {
+        let tid = (t << 24) | i;
+        let (hops, guid) = ROUTES[((t + i) % 4) as usize];
+        let req = node_info_request(tid, hops);
+        let r = port
+            .transact(agent, &req, &MadAddr::directed_route(), TIMEOUT_MS, 0)
+            .unwrap();
+        check_answer(&r, agent, tid, guid);
+    }
+}
+
 fn check_answer(r: &Received, agent: u32, tid: u32, guid: u64) {
     assert!(!r.is_timeout(), "TID {tid:#x} timed out");
     assert_eq!(r.agent, agent, "TID {tid:#x} delivered to the wrong agent");
@@ -95,15 +109,7 @@ fn ibsim_eight_threads_2000_transacts_each_on_one_port() {
                 let port = &port;
                 let agent = agents[t as usize % 2];
                 s.spawn(move || {
-                    for i in 0..EACH {
-                        let tid = (t << 24) | i;
-                        let (hops, guid) = ROUTES[((t + i) % 4) as usize];
-                        let req = node_info_request(tid, hops);
-                        let r = port
-                            .transact(agent, &req, &MadAddr::directed_route(), TIMEOUT_MS, 0)
-                            .unwrap();
-                        check_answer(&r, agent, tid, guid);
-                    }
+                    transact_each(port, agent, t, EACH);
                     EACH
                 })
             })
@@ -183,15 +189,7 @@ fn ibsim_transact_beside_a_recv_loop() {
                 // Half of them share the receiver's agent: routing is by agent and TID.
                 let agent = if t % 2 == 0 { a } else { r_agent };
                 s.spawn(move || {
-                    for i in 0..EACH {
-                        let tid = (t << 24) | i;
-                        let (hops, guid) = ROUTES[((t + i) % 4) as usize];
-                        let req = node_info_request(tid, hops);
-                        let r = port
-                            .transact(agent, &req, &MadAddr::directed_route(), TIMEOUT_MS, 0)
-                            .unwrap();
-                        check_answer(&r, agent, tid, guid);
-                    }
+                    transact_each(port, agent, t, EACH);
                 })
             })
             .collect();
