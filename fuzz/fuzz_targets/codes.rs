@@ -2,11 +2,11 @@
 //! never panics, for classes, methods, statuses, port and SM states, MTU, rate and the other
 //! codes the Reprs carry.
 #![no_main]
-use libfuzzer_sys::fuzz_target;
-use mad::{
+use ibmad::{
     attr, LinkSpeed, LinkWidth, Method, MgmtClass, Mtu, PhysPortState, PortState, Rate, RmppStatus,
     RmppType, SaStatus, Selector, SmState, Status,
 };
+use libfuzzer_sys::fuzz_target;
 
 fn codes<E: Copy + From<u8> + Into<u8> + std::fmt::Display>(v: u8) {
     let e = E::from(v);

@@ -1,8 +1,8 @@
 //! Directed-route paths: text ("0,1,3") and raw hops. Parsing never panics, Display parses
 //! back to the same path, and the hop list rebuilds it.
 #![no_main]
+use ibmad::DrPath;
 use libfuzzer_sys::fuzz_target;
-use mad::DrPath;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(path) = DrPath::from_hops(data) {

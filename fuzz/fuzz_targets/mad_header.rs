@@ -1,7 +1,7 @@
 //! The common MAD header: checked view, every getter, and the Repr's parse/emit round trip.
 #![no_main]
+use ibmad::{Mad, MadHeader};
 use libfuzzer_sys::fuzz_target;
-use mad::{Mad, MadHeader};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(view) = Mad::new_checked(data) else {

@@ -1,7 +1,7 @@
-//! `mad::Notice`: parse never panics; emit(parse(x)) reproduces x (80-byte GS form); the DataDetails decoders never panic.
+//! `ibmad::Notice`: parse never panics; emit(parse(x)) reproduces x (80-byte GS form); the DataDetails decoders never panic.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::Notice, |n, _data| {
+mad_fuzz::repr_target!(ibmad::Notice, |n, _data| {
     assert!(n.issuer_gid.is_some());
     let _ = (
         n.producer_type(),

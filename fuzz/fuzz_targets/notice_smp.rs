@@ -1,8 +1,8 @@
-//! `mad::Notice::parse_smp`: the 64-byte SMP form (no IssuerGID) never panics; emit(parse(x))
+//! `ibmad::Notice::parse_smp`: the 64-byte SMP form (no IssuerGID) never panics; emit(parse(x))
 //! reproduces x; the DataDetails decoders never panic.
 #![no_main]
+use ibmad::Notice;
 use libfuzzer_sys::fuzz_target;
-use mad::Notice;
 
 fuzz_target!(|data: &[u8]| {
     mad_fuzz::round_trip(data, Notice::parse_smp, Notice::buffer_len, Notice::emit);

@@ -1,4 +1,4 @@
-//! `mad::PortCounters`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::PortCounters`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::PortCounters);
+mad_fuzz::repr_target!(ibmad::PortCounters);

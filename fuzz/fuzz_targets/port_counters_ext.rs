@@ -1,4 +1,4 @@
-//! `mad::PortCountersExt`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::PortCountersExt`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::PortCountersExt);
+mad_fuzz::repr_target!(ibmad::PortCountersExt);

@@ -1,4 +1,4 @@
-//! `mad::PortDataSl`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::PortDataSl`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::PortDataSl);
+mad_fuzz::repr_target!(ibmad::PortDataSl);

@@ -1,11 +1,11 @@
-//! `mad::PortInfo`: parse never panics; emit(parse(x)) reproduces x; the speed and rate helpers never panic.
+//! `ibmad::PortInfo`: parse never panics; emit(parse(x)) reproduces x; the speed and rate helpers never panic.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::PortInfo, |pi, _data| {
+mad_fuzz::repr_target!(ibmad::PortInfo, |pi, _data| {
     let _ = (
         pi.link_speed(),
         pi.rate_gbps(),
-        pi.has_capability(mad::attr::cap::IS_SM),
+        pi.has_capability(ibmad::attr::cap::IS_SM),
     );
     let _ = (
         pi.port_state.to_string(),

@@ -1,4 +1,4 @@
-//! `mad::PortSamplesControl`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::PortSamplesControl`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::PortSamplesControl);
+mad_fuzz::repr_target!(ibmad::PortSamplesControl);

@@ -1,9 +1,9 @@
 //! The RMPP header: checked view, every getter, and `RmppHeader`'s parse/emit round trip
 //! (emit writes bytes 24..36 and nothing else).
 #![no_main]
+use ibmad::rmpp::{RMPP_DATA_OFFSET, RMPP_HEADER_OFFSET};
+use ibmad::{Rmpp, RmppHeader};
 use libfuzzer_sys::fuzz_target;
-use mad::rmpp::{RMPP_DATA_OFFSET, RMPP_HEADER_OFFSET};
-use mad::{Rmpp, RmppHeader};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(view) = Rmpp::new_checked(data) else {

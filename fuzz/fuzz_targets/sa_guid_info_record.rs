@@ -1,4 +1,4 @@
-//! `mad::sa::GuidInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::GuidInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::GuidInfoRecord);
+mad_fuzz::repr_target!(ibmad::sa::GuidInfoRecord);

@@ -1,4 +1,4 @@
-//! `mad::sa::InformInfo`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::InformInfo`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::InformInfo);
+mad_fuzz::repr_target!(ibmad::sa::InformInfo);

@@ -1,4 +1,4 @@
-//! `mad::sa::InformInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::InformInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::InformInfoRecord);
+mad_fuzz::repr_target!(ibmad::sa::InformInfoRecord);

@@ -1,4 +1,4 @@
-//! `mad::sa::LftRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::LftRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::LftRecord);
+mad_fuzz::repr_target!(ibmad::sa::LftRecord);

@@ -1,4 +1,4 @@
-//! `mad::sa::LinkRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::LinkRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::LinkRecord);
+mad_fuzz::repr_target!(ibmad::sa::LinkRecord);

@@ -2,9 +2,9 @@
 //! of a GetTableResp (`records()`, `parse_records::<R>()` for every record type) never panic;
 //! each record that parses emits back its bytes.
 #![no_main]
+use ibmad::sa::{self, SaRecord};
+use ibmad::{SaHeader, SaMad};
 use libfuzzer_sys::fuzz_target;
-use mad::sa::{self, SaRecord};
-use mad::{SaHeader, SaMad};
 
 /// Every record of `sa` parsed as `R`: the count matches `records()`, and a record that
 /// parses emits back the bytes it came from.
@@ -22,7 +22,7 @@ fn check_records<R: SaRecord + PartialEq + core::fmt::Debug>(sa: &SaMad<&[u8]>) 
             }
             Err(e) => assert_eq!(
                 e,
-                mad::Error::Truncated {
+                ibmad::Error::Truncated {
                     needed: R::LEN,
                     got: bytes.len()
                 }

@@ -1,4 +1,4 @@
-//! `mad::sa::McMemberRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::McMemberRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::McMemberRecord);
+mad_fuzz::repr_target!(ibmad::sa::McMemberRecord);

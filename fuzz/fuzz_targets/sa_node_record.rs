@@ -1,4 +1,4 @@
-//! `mad::sa::NodeRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::NodeRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::NodeRecord);
+mad_fuzz::repr_target!(ibmad::sa::NodeRecord);

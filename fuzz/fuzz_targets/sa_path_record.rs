@@ -1,7 +1,7 @@
-//! `mad::sa::PathRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::PathRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::PathRecord, |p, _data| {
+mad_fuzz::repr_target!(ibmad::sa::PathRecord, |p, _data| {
     let _ = (
         p.mtu.to_string(),
         p.rate.to_string(),

@@ -1,4 +1,4 @@
-//! `mad::sa::PKeyTableRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::PKeyTableRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::PKeyTableRecord);
+mad_fuzz::repr_target!(ibmad::sa::PKeyTableRecord);

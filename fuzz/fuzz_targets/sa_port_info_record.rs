@@ -1,4 +1,4 @@
-//! `mad::sa::PortInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::PortInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::PortInfoRecord);
+mad_fuzz::repr_target!(ibmad::sa::PortInfoRecord);

@@ -1,6 +1,6 @@
-//! `mad::sa::ServiceRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::ServiceRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::ServiceRecord, |r, _data| {
+mad_fuzz::repr_target!(ibmad::sa::ServiceRecord, |r, _data| {
     let _ = r.name();
 });

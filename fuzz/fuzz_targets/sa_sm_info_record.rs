@@ -1,4 +1,4 @@
-//! `mad::sa::SmInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::SmInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::SmInfoRecord);
+mad_fuzz::repr_target!(ibmad::sa::SmInfoRecord);

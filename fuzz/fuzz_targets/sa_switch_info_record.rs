@@ -1,4 +1,4 @@
-//! `mad::sa::SwitchInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::sa::SwitchInfoRecord`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::sa::SwitchInfoRecord);
+mad_fuzz::repr_target!(ibmad::sa::SwitchInfoRecord);

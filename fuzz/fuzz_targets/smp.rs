@@ -1,7 +1,7 @@
 //! SMPs (LID-routed and directed-route): checked view, every getter, the DR path.
 #![no_main]
+use ibmad::Smp;
 use libfuzzer_sys::fuzz_target;
-use mad::Smp;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(smp) = Smp::new_checked(data) else {
@@ -28,10 +28,10 @@ fuzz_target!(|data: &[u8]| {
         smp.return_path(),
         smp.is_at_destination(),
     );
-    assert_eq!(smp.data().len(), mad::SMP_DATA_LEN);
+    assert_eq!(smp.data().len(), ibmad::SMP_DATA_LEN);
     assert_eq!(
         smp.header().to_string(),
-        mad::Mad::new_checked(data).unwrap().to_string()
+        ibmad::Mad::new_checked(data).unwrap().to_string()
     );
     match smp.dr_path() {
         Ok(path) => {
@@ -41,6 +41,6 @@ fuzz_target!(|data: &[u8]| {
                 &smp.initial_path()[1..=usize::from(smp.hop_count())]
             );
         }
-        Err(e) => assert_eq!(e, mad::Error::BadHopCount(smp.hop_count())),
+        Err(e) => assert_eq!(e, ibmad::Error::BadHopCount(smp.hop_count())),
     }
 });

@@ -3,8 +3,8 @@
 //! discarded SMP is left unmodified, and only the hop pointer, the return path and (for a
 //! response) method and status ever change.
 #![no_main]
+use ibmad::{DrAction, Method, Smp, Status};
 use libfuzzer_sys::fuzz_target;
-use mad::{DrAction, Method, Smp, Status};
 
 fuzz_target!(|input: &[u8]| {
     // The first two bytes choose the node (arrival port, switch or not) and the status of

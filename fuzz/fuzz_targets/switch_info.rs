@@ -1,6 +1,6 @@
-//! `mad::SwitchInfo`: parse never panics; emit(parse(x)) reproduces x.
+//! `ibmad::SwitchInfo`: parse never panics; emit(parse(x)) reproduces x.
 #![no_main]
 
-mad_fuzz::repr_target!(mad::SwitchInfo, |si, _data| {
+mad_fuzz::repr_target!(ibmad::SwitchInfo, |si, _data| {
     assert!(si.linear_fdb_blocks() >= 1);
 });

@@ -1,8 +1,8 @@
 //! Vendor range-2 MADs: checked view, every getter, and `VendorHeader`'s parse/emit round trip.
 #![no_main]
+use ibmad::vendor::VENDOR_HEADER_LEN;
+use ibmad::{VendorHeader, VendorMad};
 use libfuzzer_sys::fuzz_target;
-use mad::vendor::VENDOR_HEADER_LEN;
-use mad::{VendorHeader, VendorMad};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(view) = VendorMad::new_checked(data) else {

@@ -28,11 +28,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ibmad::sa::{NodeRecord, SaMad, SaRecord, SA_DATA_LEN};
+use ibmad::{DrPath, Method, NodeInfo, NodeType, Smp};
 use ibsim_harness::{
     fabrics_dir, find_tool, run_with_timeout, status_with_timeout, tail, Ibsim, Need, SmDaemon,
 };
-use mad::sa::{NodeRecord, SaMad, SaRecord, SA_DATA_LEN};
-use mad::{DrPath, Method, NodeInfo, NodeType, Smp};
 use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::{AgentId, AgentSpec, IbsimOptions, MadAddr, Port};
 
@@ -389,7 +389,7 @@ impl RawSmps {
         self.tid = self.tid.wrapping_add(1);
         Smp::dr_request(
             Method::Get,
-            mad::attr::id::NODE_INFO,
+            ibmad::attr::id::NODE_INFO,
             0,
             u64::from(self.tid),
             &self.route,

@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ibmad::attr::id;
+use ibmad::{DrPath, Method, PortInfo, Smp};
 use ibsim_harness::{example_fabric, Ibsim};
-use mad::attr::id;
-use mad::{DrPath, Method, PortInfo, Smp};
 use umad::{AgentSpec, IbsimOptions, MadAddr, Port};
 
 use crate::workspace_root;
@@ -94,10 +94,10 @@ impl Capture {
         what: &str,
     ) -> Result<(), String> {
         let tid = self.next_tid();
-        let mut req = mad::perf::get_request(attr, 0, tid);
+        let mut req = ibmad::perf::get_request(attr, 0, tid);
         // PortSelect is byte 1 of the PerfMgt data (MAD byte 65) for the counter attributes.
         if attr != id::CLASS_PORT_INFO {
-            req[mad::perf::PERF_DATA_OFFSET + 1] = port_select;
+            req[ibmad::perf::PERF_DATA_OFFSET + 1] = port_select;
         }
         let mad = self.exchange(self.perf, &req, &MadAddr::gsi(lid))?;
         self.save(
@@ -271,14 +271,14 @@ pub fn run() -> Result<(), String> {
     c.perf(
         "perf_port_counters_host3",
         lid,
-        mad::perf::attr_id::PORT_COUNTERS,
+        ibmad::perf::attr_id::PORT_COUNTERS,
         1,
         "PortCounters of H-host3 port 1",
     )?;
     c.perf(
         "perf_port_counters_ext_host3",
         lid,
-        mad::perf::attr_id::PORT_COUNTERS_EXT,
+        ibmad::perf::attr_id::PORT_COUNTERS_EXT,
         1,
         "PortCountersExtended of H-host3 port 1",
     )?;

@@ -38,13 +38,13 @@ use compat::fabric::{
     saquery_switch_lids, table_diff, Dump, LinkKey, NodeRecordKey, PortKey, Topology,
 };
 use compat::{compile_c, line_diff, require_drop_in, run_program, Library, Transcript};
+use ibmad::sa::{
+    LinkRecord, NodeRecord, PortInfoRecord, SaMad, SaRecord, SaStatus, SwitchInfoRecord,
+    SA_CLASS_VERSION, SA_DATA_LEN,
+};
 use ibsim_harness::{
     example_fabric, fabrics_dir, find_tool, netfile_switches, require_ibsim, run_with_timeout,
     Ibsim,
-};
-use mad::sa::{
-    LinkRecord, NodeRecord, PortInfoRecord, SaMad, SaRecord, SaStatus, SwitchInfoRecord,
-    SA_CLASS_VERSION, SA_DATA_LEN,
 };
 
 /// The variables that select ibsim for the drop-in.
@@ -993,7 +993,7 @@ fn rust_get_table_returns_every_node_record() {
         let sm_lid = u16::try_from(port.ca().expect("ca").ports[0].sm_lid).expect("sm lid");
         let agent = port
             .register(
-                &umad::AgentSpec::new(u8::from(mad::MgmtClass::SubnAdm), SA_CLASS_VERSION)
+                &umad::AgentSpec::new(u8::from(ibmad::MgmtClass::SubnAdm), SA_CLASS_VERSION)
                     .rmpp_version(1),
             )
             .expect("SA agent");
@@ -1032,7 +1032,7 @@ fn rust_get_table_returns_every_node_record() {
             keys.len(),
             reply.mad.len()
         );
-        if sa.method() != mad::Method::GetTableResp || sa.sa_status() != SaStatus::Success {
+        if sa.method() != ibmad::Method::GetTableResp || sa.sa_status() != SaStatus::Success {
             let _ = writeln!(
                 report,
                 "{what}: {:?} with SA status {}",

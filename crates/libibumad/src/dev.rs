@@ -144,7 +144,7 @@ fn sim_read(p: &SimPort, buf: &mut [u8]) -> io::Result<usize> {
         Ok(None) => Err(fail(libc::EAGAIN)),
         // The kernel's read: a buffer without room for one whole MAD (or the first segment)
         // is EINVAL, nothing copied; only a longer RMPP message gets the ENOSPC re-read.
-        Err(Error::TooLong { needed, .. }) if capacity < needed.min(mad::MAD_SIZE) => {
+        Err(Error::TooLong { needed, .. }) if capacity < needed.min(ibmad::MAD_SIZE) => {
             Err(fail(libc::EINVAL))
         }
         Err(Error::TooLong { needed, .. }) => {

@@ -1,5 +1,5 @@
 //! The `umad_str.h` functions: names of management classes, methods, attributes and status
-//! words, from the one name table of [`mad::names`].
+//! words, from the one name table of [`ibmad::names`].
 //!
 //! The C functions return pointers to static strings. The Rust table holds `&'static str`
 //! (not NUL-terminated), so each distinct text is turned into a NUL-terminated copy once, on
@@ -35,7 +35,7 @@ fn c_text(text: &'static str) -> *const c_char {
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
 pub unsafe extern "C" fn umad_class_str(mgmt_class: u8) -> *const c_char {
-    c_text(mad::names::class_str(mgmt_class))
+    c_text(ibmad::names::class_str(mgmt_class))
 }
 
 /// The name of a method: the SA methods for class 0x03, the common ones (`"Get"`, `"Set"`,
@@ -45,7 +45,7 @@ pub unsafe extern "C" fn umad_class_str(mgmt_class: u8) -> *const c_char {
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
 pub unsafe extern "C" fn umad_method_str(mgmt_class: u8, method: u8) -> *const c_char {
-    c_text(mad::names::method_str(mgmt_class, method))
+    c_text(ibmad::names::method_str(mgmt_class, method))
 }
 
 /// The name of an attribute of a class; `attr_id` is in **network** byte order. SM, SA and CM
@@ -56,7 +56,10 @@ pub unsafe extern "C" fn umad_method_str(mgmt_class: u8, method: u8) -> *const c
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
 pub unsafe extern "C" fn umad_attribute_str(mgmt_class: u8, attr_id: u16) -> *const c_char {
-    c_text(mad::names::attribute_str(mgmt_class, u16::from_be(attr_id)))
+    c_text(ibmad::names::attribute_str(
+        mgmt_class,
+        u16::from_be(attr_id),
+    ))
 }
 
 /// The text of the common status bits of a MAD status (network byte order): `"Busy"`,
@@ -66,7 +69,7 @@ pub unsafe extern "C" fn umad_attribute_str(mgmt_class: u8, attr_id: u16) -> *co
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
 pub unsafe extern "C" fn umad_common_mad_status_str(status: u16) -> *const c_char {
-    c_text(mad::names::common_mad_status_str(u16::from_be(status)))
+    c_text(ibmad::names::common_mad_status_str(u16::from_be(status)))
 }
 
 /// The text of the SA-specific status bits (8–15) of a MAD status (network byte order):
@@ -76,7 +79,7 @@ pub unsafe extern "C" fn umad_common_mad_status_str(status: u16) -> *const c_cha
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
 pub unsafe extern "C" fn umad_sa_mad_status_str(status: u16) -> *const c_char {
-    c_text(mad::names::sa_mad_status_str(u16::from_be(status)))
+    c_text(ibmad::names::sa_mad_status_str(u16::from_be(status)))
 }
 
 #[cfg(test)]

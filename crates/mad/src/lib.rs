@@ -22,13 +22,13 @@
 //! # Quick start
 //!
 //! ```
-//! use mad::{attr, DrPath, Method, NodeInfo, NodeType, Smp};
+//! use ibmad::{attr, DrPath, Method, NodeInfo, NodeType, Smp};
 //!
 //! // Directed-route Get(NodeInfo) one hop out of port 1, as
 //! // `smpquery -D nodeinfo 0,1` sends it.
 //! let path: DrPath = "0,1".parse()?;
 //! let request = Smp::dr_request(Method::Get, attr::id::NODE_INFO, 0, 0x1234, &path);
-//! assert_eq!(request.len(), mad::MAD_SIZE);
+//! assert_eq!(request.len(), ibmad::MAD_SIZE);
 //!
 //! // ... send `request` to LID 0xffff on QP0 and receive `reply` ...
 //! # let mut reply = request;
@@ -39,7 +39,7 @@
 //! assert!(smp.method().is_response() && smp.status().is_success());
 //! let info = NodeInfo::parse(smp.data())?;
 //! assert_eq!((info.node_type, info.num_ports), (NodeType::Switch, 8));
-//! # Ok::<(), mad::Error>(())
+//! # Ok::<(), ibmad::Error>(())
 //! ```
 //!
 //! # Panic rules

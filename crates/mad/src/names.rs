@@ -61,9 +61,9 @@ const CLASS_CM: u8 = 0x07;
 /// and everything else is [`UNKNOWN`].
 ///
 /// ```
-/// assert_eq!(mad::names::class_str(0x81), "Subn");
-/// assert_eq!(mad::names::class_str(0x0a), "Vendor");
-/// assert_eq!(mad::names::class_str(0x80), "<unknown>");
+/// assert_eq!(ibmad::names::class_str(0x81), "Subn");
+/// assert_eq!(ibmad::names::class_str(0x0a), "Vendor");
+/// assert_eq!(ibmad::names::class_str(0x80), "<unknown>");
 /// ```
 #[doc(alias = "umad_class_str")]
 pub fn class_str(mgmt_class: u8) -> &'static str {
@@ -106,7 +106,7 @@ fn named_class(mgmt_class: u8) -> Option<&'static str> {
 /// [`UNKNOWN_METHOD`], `"<unknown"` (sic, no closing `>`).
 ///
 /// ```
-/// use mad::names::method_str;
+/// use ibmad::names::method_str;
 /// assert_eq!(method_str(0x03, 0x92), "GetTableResp");
 /// assert_eq!(method_str(0x01, 0x92), "<unknown");
 /// assert_eq!(method_str(0x07, 0x03), "Send");
@@ -164,7 +164,7 @@ fn common_method(method: u8) -> &'static str {
 /// management (0x04) included.
 ///
 /// ```
-/// use mad::names::attribute_str;
+/// use ibmad::names::attribute_str;
 /// assert_eq!(attribute_str(0x81, 0x0015), "PortInfo");
 /// assert_eq!(attribute_str(0x03, 0x0015), "LinearForwardingTableRecord");
 /// assert_eq!(attribute_str(0x04, 0x0001), "Class Port Info");
@@ -288,7 +288,7 @@ fn cm_attr(attr_id: u16) -> Option<&'static str> {
 /// (class-specific status, the D bit of directed-route SMPs) hold.
 ///
 /// ```
-/// use mad::names::common_mad_status_str;
+/// use ibmad::names::common_mad_status_str;
 /// assert_eq!(common_mad_status_str(0x0003), "Busy");
 /// assert_eq!(common_mad_status_str(0x031c), "Invalid attribute/modifier field");
 /// assert_eq!(common_mad_status_str(0x0010), "Success");
@@ -325,7 +325,7 @@ pub fn common_mad_status_str(status: u16) -> &'static str {
 /// (0x0001) is `"Success"` here; use [`common_mad_status_str`] for those.
 ///
 /// ```
-/// use mad::names::sa_mad_status_str;
+/// use ibmad::names::sa_mad_status_str;
 /// assert_eq!(sa_mad_status_str(0x0300), "No Records");
 /// assert_eq!(sa_mad_status_str(0x0001), "Success");
 /// assert_eq!(sa_mad_status_str(0x0900), "Undefined Error");

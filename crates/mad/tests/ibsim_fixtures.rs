@@ -3,9 +3,9 @@
 //! defines. LIDs as opensm assigns them there: H-host1 1, S-sw1 2, S-sw2 3, H-host2 4,
 //! H-host3 5, H-host4 6.
 
-use mad::attr::{self, class_cap, vl_arb_attr_mod, VlArbBlock, VlArbEntry};
-use mad::sa::{self, SaRecord};
-use mad::{
+use ibmad::attr::{self, class_cap, vl_arb_attr_mod, VlArbBlock, VlArbEntry};
+use ibmad::sa::{self, SaRecord};
+use ibmad::{
     perf, ClassPortInfo, Gid, GuidInfo, LinearForwardingTable, LinkSpeed, LinkWidth, Mad,
     MadHeader, Method, MgmtClass, Mtu, MulticastForwardingTable, NodeDescription, NodeInfo,
     NodeType, PKeyTable, PhysPortState, PortCounters, PortCountersExt, PortInfo, PortState, Rate,
@@ -209,7 +209,7 @@ fn perf_port_counters() {
         (MgmtClass::Perf, Method::GetResp, 0x12)
     );
     assert!(h.status.is_success());
-    let data = mad::perf::data(&mad).unwrap();
+    let data = ibmad::perf::data(&mad).unwrap();
     let pc = PortCounters::parse(data).unwrap();
     assert_eq!(pc.port_select, 1);
     // ibsim counts 72 dwords per packet that crossed the port.

@@ -1,4 +1,4 @@
-//! Compares `mad::names` with the installed libibumad's `umad_str.h`
+//! Compares `ibmad::names` with the installed libibumad's `umad_str.h`
 //! functions for every input that matters.
 //!
 //! A small C program linked with `-libumad` prints, one answer per line:
@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mad::names;
+use ibmad::names;
 
 /// Classes whose full attribute range is compared: every class with its own
 /// table in C (0x01, 0x81, 0x03, 0x07), performance management (0x04, which

@@ -10,7 +10,7 @@
 use std::error::Error;
 use std::process::ExitCode;
 
-use mad::{DrPath, Method, NodeInfo, Smp};
+use ibmad::{DrPath, Method, NodeInfo, Smp};
 use umad::{AgentSpec, MadAddr, Port};
 
 fn main() -> ExitCode {
@@ -33,7 +33,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let path = DrPath::parse(&text).map_err(|e| format!("bad path {text:?}: {e}"))?;
     let port = Port::open(None, 0)?;
     let agent = port.register(&AgentSpec::new(0x81, 1))?;
-    let request = Smp::dr_request(Method::Get, mad::attr::id::NODE_INFO, 0, 0x1234, &path);
+    let request = Smp::dr_request(Method::Get, ibmad::attr::id::NODE_INFO, 0, 0x1234, &path);
     let reply = port.transact(agent, &request, &MadAddr::directed_route(), 1000, 2)?;
     if reply.is_timeout() {
         return Err(format!(

@@ -4,7 +4,7 @@ use crate::abi::{AgentRegistration, USER_RMPP};
 use crate::{Error, Result};
 
 /// The OpenIB OUI libibumad's `umad_register` puts into every legacy registration.
-pub use mad::vendor::OPENIB_OUI;
+pub use ibmad::vendor::OPENIB_OUI;
 
 /// An agent's id on its port (0..31 on the kernel), as returned by registration and carried
 /// by every received MAD.
@@ -116,18 +116,18 @@ impl AgentSpec {
 
     /// The QP the agent lives on: 0 (SMI) for classes 0x01 and 0x81, else 1 (GSI).
     pub fn qpn(&self) -> u32 {
-        mad::qp_for_class(self.class)
+        ibmad::qp_for_class(self.class)
     }
 
     /// Whether the class is in the vendor range with OUI (0x30–0x4F).
     pub fn is_vendor_oui_class(&self) -> bool {
-        mad::header::is_vendor_range2(self.class)
+        ibmad::header::is_vendor_range2(self.class)
     }
 
     /// Whether the transport does RMPP for this agent (an RMPP version on an RMPP class,
     /// without [`USER_RMPP`]): it then sends and receives whole messages of any length.
     pub fn kernel_rmpp(&self) -> bool {
-        self.rmpp_version != 0 && mad::is_rmpp_class(self.class) && self.flags & USER_RMPP == 0
+        self.rmpp_version != 0 && ibmad::is_rmpp_class(self.class) && self.flags & USER_RMPP == 0
     }
 
     /// Checks a MAD this agent is about to send, the same way on every transport: at least
@@ -136,14 +136,14 @@ impl AgentSpec {
     /// ([`kernel_rmpp`](AgentSpec::kernel_rmpp)) and the MAD's RMPP header is ACTIVE — the
     /// rules of that write.
     pub fn check_send(&self, mad: &[u8]) -> Result<()> {
-        let min = mad::rmpp::RMPP_DATA_OFFSET;
+        let min = ibmad::rmpp::RMPP_DATA_OFFSET;
         if mad.len() < min {
             return Err(Error::InvalidArgument(format!(
                 "a MAD sent through umad has at least {min} bytes (the common and RMPP headers, as the kernel requires); this one has {} bytes",
                 mad.len()
             )));
         }
-        if mad.len() > mad::MAD_SIZE && !(self.kernel_rmpp() && rmpp_active(mad)) {
+        if mad.len() > ibmad::MAD_SIZE && !(self.kernel_rmpp() && rmpp_active(mad)) {
             let why = if !self.kernel_rmpp() {
                 "register the agent with rmpp_version(1) on an RMPP class (SA, vendor 0x30-0x4f, ...) to send longer messages"
             } else {
@@ -152,7 +152,7 @@ impl AgentSpec {
             return Err(Error::InvalidArgument(format!(
                 "this MAD has {} bytes, more than the {} of one MAD: {why}",
                 mad.len(),
-                mad::MAD_SIZE
+                ibmad::MAD_SIZE
             )));
         }
         Ok(())
@@ -215,7 +215,7 @@ impl From<&AgentRegistration> for AgentSpec {
 /// Whether a MAD carries an RMPP header with the ACTIVE flag (only meaningful for RMPP
 /// classes).
 pub(crate) fn rmpp_active(mad: &[u8]) -> bool {
-    mad::Rmpp::new_checked(mad).is_ok_and(|r| r.flags().is_active())
+    ibmad::Rmpp::new_checked(mad).is_ok_and(|r| r.flags().is_active())
 }
 
 #[cfg(test)]

@@ -149,10 +149,10 @@ impl Mux {
 
 /// The key a MAD answers under, if it is an answer at all: a transport's report (non-zero
 /// status, the MAD is the request) or a response (the kernel's rule,
-/// [`mad::Mad::is_response_mad`]).
+/// [`ibmad::Mad::is_response_mad`]).
 fn reply_key(r: &Received) -> Option<Key> {
     let tid = tid_low(&r.mad)?;
-    let answer = r.status != 0 || mad::Mad::new_checked(&r.mad[..]).ok()?.is_response_mad();
+    let answer = r.status != 0 || ibmad::Mad::new_checked(&r.mad[..]).ok()?.is_response_mad();
     answer.then_some((r.agent, tid))
 }
 
@@ -571,7 +571,7 @@ impl AsRawFd for Port {
 /// The lower 32 bits of a MAD's TID (bytes 12..16), the part the sender owns.
 fn tid_low(bytes: &[u8]) -> Option<u32> {
     // The whole 24-byte header is there when the TID is (sends are checked for it anyway).
-    let m = mad::Mad::new_checked(bytes).ok()?;
+    let m = ibmad::Mad::new_checked(bytes).ok()?;
     Some(m.tid() as u32)
 }
 

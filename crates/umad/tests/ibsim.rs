@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use ibmad::attr::id;
+use ibmad::{DrPath, Method, NodeDescription, NodeInfo, NodeType, PortInfo, PortState, Smp};
 use ibsim_harness::{example_fabric, example_net as net, require_ibsim, Ibsim};
-use mad::attr::id;
-use mad::{DrPath, Method, NodeDescription, NodeInfo, NodeType, PortInfo, PortState, Smp};
 use umad::transport::ibsim::IbsimOptions;
 use umad::{AgentSpec, Error, MadAddr, Port, Received};
 
@@ -195,16 +195,16 @@ fn ibsim_perfmgt_port_counters_over_qp1() {
     let dr = port.register(&AgentSpec::new(DR, 1)).unwrap();
     let host3 = port_info_dr(&port, dr, net::DR_HOST3, 1);
     let perf = port.register(&AgentSpec::new(PERF, 1)).unwrap();
-    let req = mad::perf::port_counters_get(1, 0x99);
+    let req = ibmad::perf::port_counters_get(1, 0x99);
     let r = port
         .transact(perf, &req, &MadAddr::gsi(host3.lid), 500, 1)
         .unwrap();
     assert!(!r.is_timeout());
     assert_eq!(r.addr.qpn, 1, "PerfMgt answers from QP1");
-    let hdr = mad::MadHeader::parse(&mad::Mad::new_checked(&r.mad[..]).unwrap()).unwrap();
+    let hdr = ibmad::MadHeader::parse(&ibmad::Mad::new_checked(&r.mad[..]).unwrap()).unwrap();
     assert_eq!(hdr.method, Method::GetResp);
     assert!(hdr.status.is_success(), "status {:#06x}", hdr.status.raw());
-    let pc = mad::PortCounters::parse(&r.mad[mad::perf::PERF_DATA_OFFSET..]).unwrap();
+    let pc = ibmad::PortCounters::parse(&r.mad[ibmad::perf::PERF_DATA_OFFSET..]).unwrap();
     assert_eq!(pc.port_select, 1);
     assert!(
         pc.port_xmit_pkts > 0 && pc.port_rcv_pkts > 0,

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ibmad::{Mad, Rmpp, RmppHeader};
 use ibsim_harness::{example_fabric, require_ibsim, Ibsim};
-use mad::{Mad, Rmpp, RmppHeader};
 use umad::transport::ibsim::IbsimOptions;
 use umad::{AgentSpec, MadAddr, MethodMask, Port};
 
@@ -39,7 +39,7 @@ fn sa_mad(method: u8, tid: u64, data_len: usize, rmpp: bool, attr_mod: u32) -> V
     Mad::new_unchecked(&mut m[..]).set_tid(tid);
     if rmpp {
         let mut h = RmppHeader::data(0, false, false, 0);
-        h.flags = mad::rmpp::RmppFlags(mad::rmpp::RmppFlags::ACTIVE);
+        h.flags = ibmad::rmpp::RmppFlags(ibmad::rmpp::RmppFlags::ACTIVE);
         h.emit(&mut Rmpp::new_unchecked(&mut m[..]));
     }
     for (i, b) in m[56..].iter_mut().enumerate() {
@@ -195,8 +195,9 @@ fn ibsim_ten_thousand_open_close_cycles() {
         let port = Port::open_ibsim(&opts).unwrap_or_else(|e| panic!("open {i}: {e}"));
         if i % 1000 == 0 {
             let a = port.register(&AgentSpec::new(0x81, 1)).expect("register");
-            let path = mad::DrPath::from_hops(&[0]).unwrap();
-            let req = mad::Smp::dr_request(mad::Method::Get, mad::attr::id::NODE_INFO, 0, 1, &path);
+            let path = ibmad::DrPath::from_hops(&[0]).unwrap();
+            let req =
+                ibmad::Smp::dr_request(ibmad::Method::Get, ibmad::attr::id::NODE_INFO, 0, 1, &path);
             let r = port
                 .transact(a, &req, &MadAddr::directed_route(), 500, 1)
                 .expect("transact");
@@ -216,8 +217,8 @@ fn ibsim_port_fd_is_readable_exactly_while_a_mad_waits() {
     let readable = |ms| umad::raw::poll_once(fd, libc::POLLIN, ms).expect("poll").0 == 1;
     let agent = port.register(&AgentSpec::new(0x81, 1)).expect("register");
     assert!(!readable(0), "nothing queued yet");
-    let path = mad::DrPath::from_hops(&[0]).unwrap();
-    let req = mad::Smp::dr_request(mad::Method::Get, mad::attr::id::NODE_INFO, 0, 77, &path);
+    let path = ibmad::DrPath::from_hops(&[0]).unwrap();
+    let req = ibmad::Smp::dr_request(ibmad::Method::Get, ibmad::attr::id::NODE_INFO, 0, 77, &path);
     port.send(agent, &req, &MadAddr::directed_route(), 1000, 0)
         .expect("send");
     assert!(readable(2000), "the answer makes the descriptor readable");

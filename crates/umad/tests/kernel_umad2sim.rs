@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
+use ibmad::attr::id;
+use ibmad::{DrPath, Method, NodeInfo, PortInfo, PortState, Smp};
 use ibsim_harness::{example_fabric, example_net as net, require_ibsim, run_with_timeout, Ibsim};
-use mad::attr::id;
-use mad::{DrPath, Method, NodeInfo, PortInfo, PortState, Smp};
 use umad::device::Devices;
 use umad::{AgentSpec, Error, MadAddr, Port, Received};
 
@@ -135,14 +135,14 @@ fn child_kernel_transport_under_umad2sim() {
     let r = port
         .transact(
             perf,
-            &mad::perf::port_counters_get(1, 6),
+            &ibmad::perf::port_counters_get(1, 6),
             &MadAddr::gsi(pi.lid),
             500,
             1,
         )
         .unwrap();
     assert!(!r.is_timeout());
-    let pc = mad::PortCounters::parse(&r.mad[mad::perf::PERF_DATA_OFFSET..]).unwrap();
+    let pc = ibmad::PortCounters::parse(&r.mad[ibmad::perf::PERF_DATA_OFFSET..]).unwrap();
     assert_eq!(pc.port_select, 1);
 
     // 32 agents per port, then a clean refusal.

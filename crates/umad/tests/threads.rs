@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use ibmad::attr::id;
+use ibmad::{DrPath, Method, NodeInfo, Smp};
 use ibsim_harness::{example_fabric, example_net as net, require_ibsim, Ibsim};
-use mad::attr::id;
-use mad::{DrPath, Method, NodeInfo, Smp};
 use umad::transport::ibsim::IbsimOptions;
 use umad::{AgentSpec, Error, MadAddr, MethodMask, Port, Received};
 

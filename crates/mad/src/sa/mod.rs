@@ -28,8 +28,8 @@
 //! panics.
 //!
 //! ```
-//! use mad::sa::{path_record::comp, PathRecord, SaMad, SaRecord};
-//! use mad::{Gid, Method};
+//! use ibmad::sa::{path_record::comp, PathRecord, SaMad, SaRecord};
+//! use ibmad::{Gid, Method};
 //!
 //! // GetTable(PathRecord) from one port GID to another.
 //! let query = PathRecord {
@@ -58,7 +58,7 @@
 //!     assert_eq!(path.sgid, query.sgid);
 //! }
 //! assert_eq!(sa.records().len(), 2);
-//! # Ok::<(), mad::Error>(())
+//! # Ok::<(), ibmad::Error>(())
 //! ```
 
 use core::fmt;

@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use mad::{Mad, Rmpp, RmppHeader, RmppStatus, RmppType};
+use ibmad::{Mad, Rmpp, RmppHeader, RmppStatus, RmppType};
 
 use super::Packet;
 use crate::abi::MAX_AGENTS;
@@ -147,15 +147,15 @@ struct SendXfer {
 impl SendXfer {
     /// Segment `n` (1-based) as a whole MAD.
     fn segment(&self, n: u32) -> Vec<u8> {
-        let mut m = Vec::with_capacity(mad::MAD_SIZE);
+        let mut m = Vec::with_capacity(ibmad::MAD_SIZE);
         m.extend_from_slice(&self.hdr);
         let start = (n as usize - 1) * self.seg_size;
         let end = (start + self.seg_size).min(self.data.len());
         if start < end {
             m.extend_from_slice(&self.data[start..end]);
         }
-        m.resize(mad::MAD_SIZE, 0);
-        let rmpp_size = mad::rmpp::RMPP_SEGMENT_DATA_LEN;
+        m.resize(ibmad::MAD_SIZE, 0);
+        let rmpp_size = ibmad::rmpp::RMPP_SEGMENT_DATA_LEN;
         let first = n == 1;
         let last = n == self.count;
         let paylen = if last {
@@ -188,7 +188,7 @@ impl SendXfer {
 
     /// What a report of this send carries: its common MAD header, as the kernel's.
     fn report_mad(&self) -> Vec<u8> {
-        self.hdr[..mad::HEADER_LEN].to_vec()
+        self.hdr[..ibmad::HEADER_LEN].to_vec()
     }
 }
 
@@ -301,13 +301,13 @@ impl Engine {
     pub fn register(&mut self, spec: &AgentSpec) -> Result<AgentId> {
         spec.validate()?;
         if spec.rmpp_version != 0 {
-            if !mad::is_rmpp_class(spec.class) {
+            if !ibmad::is_rmpp_class(spec.class) {
                 return Err(Error::InvalidArgument(format!(
                     "class {:#04x} does not use RMPP: register it with rmpp_version 0 (RMPP classes: SA 0x03, 0x06, 0x10, 0x12, vendor 0x30-0x4f)",
                     spec.class
                 )));
             }
-            if spec.rmpp_version != mad::rmpp::RMPP_VERSION {
+            if spec.rmpp_version != ibmad::rmpp::RMPP_VERSION {
                 return Err(Error::InvalidArgument(format!(
                     "RMPP version {} is not supported: the only RMPP version is 1",
                     spec.rmpp_version
@@ -417,8 +417,8 @@ impl Engine {
         request: bool,
     ) {
         let class = u8::from(Mad::new_unchecked(&m[..]).mgmt_class());
-        let hdr_len = mad::rmpp::data_offset(class);
-        let seg_size = mad::MAD_SIZE - hdr_len;
+        let hdr_len = ibmad::rmpp::data_offset(class);
+        let seg_size = ibmad::MAD_SIZE - hdr_len;
         let (hdr, data) = m.split_at(hdr_len.min(m.len()));
         let count = data.len().div_ceil(seg_size).max(1);
         let pad = count * seg_size - data.len();
@@ -640,7 +640,7 @@ impl Engine {
             return;
         }
         let (class, response, tid) = (u8::from(m.mgmt_class()), m.is_response_mad(), m.tid());
-        let rmpp = if mad::is_rmpp_class(class) && rmpp_active(&pkt.mad) {
+        let rmpp = if ibmad::is_rmpp_class(class) && rmpp_active(&pkt.mad) {
             match RmppHeader::parse(&Rmpp::new_unchecked(&pkt.mad[..])) {
                 Ok(h) => Some(h),
                 Err(_) => {
@@ -653,7 +653,7 @@ impl Engine {
         };
         if rmpp.is_some() {
             // An RMPP segment is one whole MAD on the wire, as an HCA delivers it.
-            pkt.mad.resize(mad::MAD_SIZE, 0);
+            pkt.mad.resize(ibmad::MAD_SIZE, 0);
         }
         // RMPP ACK/STOP/ABORT for one of our sends: found by TID whatever its method says
         // (the ACK of a GetTableResp travels as a GetTable).
@@ -728,7 +728,7 @@ impl Engine {
         let m = Mad::new_unchecked(bytes);
         let class = u8::from(m.mgmt_class());
         let method = u8::from(m.method());
-        let oui = mad::vendor::VendorMad::new_checked(bytes)
+        let oui = ibmad::vendor::VendorMad::new_checked(bytes)
             .map(|v| v.oui())
             .unwrap_or(0);
         self.agents
@@ -753,7 +753,7 @@ impl Engine {
             let m = Mad::new_unchecked(&pkt.mad[..]);
             (u8::from(m.mgmt_class()), m.tid())
         };
-        let rmpp = mad::is_rmpp_class(class) && rmpp_active(&pkt.mad);
+        let rmpp = ibmad::is_rmpp_class(class) && rmpp_active(&pkt.mad);
         if rmpp {
             // The bounced copy's address is where it came back from (ibsim fills in our own
             // LID as its source): resend it to the transfer's peer.
@@ -784,7 +784,7 @@ impl Engine {
 
     /// ACK, STOP or ABORT for the send `i`.
     fn on_rmpp_control(&mut self, now: Instant, i: usize, pkt: Packet, h: RmppHeader) {
-        if h.version != mad::rmpp::RMPP_VERSION {
+        if h.version != ibmad::rmpp::RMPP_VERSION {
             self.abort_send(i, &pkt, RmppStatus::UnsupportedVersion);
             return;
         }
@@ -873,7 +873,7 @@ impl Engine {
         pkt: Packet,
         h: RmppHeader,
     ) {
-        if h.version != mad::rmpp::RMPP_VERSION {
+        if h.version != ibmad::rmpp::RMPP_VERSION {
             self.emit(
                 nack(&pkt.mad, RmppStatus::UnsupportedVersion),
                 pkt.addr,
@@ -939,7 +939,7 @@ impl Engine {
         }
         let m = Mad::new_unchecked(&pkt.mad[..]);
         let class = u8::from(m.mgmt_class());
-        let hdr_len = mad::rmpp::data_offset(class);
+        let hdr_len = ibmad::rmpp::data_offset(class);
         let existing = self
             .recvs
             .iter()
@@ -1038,7 +1038,7 @@ impl Engine {
             let (addr, qp) = (r.addr, r.qp);
             // The kernel's get_mad_len: the last segment's PayloadLength says how much of it
             // is data (a value out of range counts as a full segment).
-            let rmpp_size = mad::rmpp::RMPP_SEGMENT_DATA_LEN;
+            let rmpp_size = ibmad::rmpp::RMPP_SEGMENT_DATA_LEN;
             let pad = rmpp_size.saturating_sub(paylen as usize);
             let len = (r.data.len()).saturating_sub(pad);
             let mut msg = std::mem::take(&mut r.hdr);
@@ -1073,7 +1073,7 @@ impl Engine {
 /// A report of a request carries its common MAD header, as the kernel's (`ib_umad` queues the
 /// send with `length = IB_MGMT_MAD_HDR`).
 fn report(mut request: Vec<u8>) -> Vec<u8> {
-    request.truncate(mad::HEADER_LEN);
+    request.truncate(ibmad::HEADER_LEN);
     request
 }
 
@@ -1095,9 +1095,9 @@ fn stop(seg: &[u8]) -> Vec<u8> {
 fn control(seg: &[u8], h: RmppHeader) -> Vec<u8> {
     let view = Mad::new_unchecked(seg);
     let class = u8::from(view.mgmt_class());
-    let method = u8::from(view.method()) ^ mad::header::METHOD_RESP_BIT;
-    let mut m = seg[..mad::rmpp::data_offset(class).min(seg.len())].to_vec();
-    m.resize(mad::MAD_SIZE, 0);
+    let method = u8::from(view.method()) ^ ibmad::header::METHOD_RESP_BIT;
+    let mut m = seg[..ibmad::rmpp::data_offset(class).min(seg.len())].to_vec();
+    m.resize(ibmad::MAD_SIZE, 0);
     Mad::new_unchecked(&mut m[..]).set_method(method.into());
     let mut r = Rmpp::new_unchecked(&mut m[..]);
     let mut h = h;

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use mad::{Mad, Rmpp, RmppHeader, RmppStatus, RmppType};
+use ibmad::{Mad, Rmpp, RmppHeader, RmppStatus, RmppType};
 
 use super::engine::{Engine, LayerConfig};
 use super::Packet;
@@ -36,7 +36,7 @@ fn sa_mad(method: u8, tid: u64, len: usize, rmpp: bool) -> Vec<u8> {
     Mad::new_unchecked(&mut m[..]).set_tid(tid);
     if rmpp {
         let mut h = RmppHeader::data(0, false, false, 0);
-        h.flags = mad::rmpp::RmppFlags(mad::rmpp::RmppFlags::ACTIVE);
+        h.flags = ibmad::rmpp::RmppFlags(ibmad::rmpp::RmppFlags::ACTIVE);
         h.emit(&mut Rmpp::new_unchecked(&mut m[..]));
     }
     for (i, b) in m[56..].iter_mut().enumerate() {

@@ -156,7 +156,7 @@ impl Transport for Arc<Fake> {
 
     fn send(&self, out: &Outgoing<'_>) -> Result<()> {
         let mut st = self.state();
-        if mad::Mad::new_unchecked(out.mad).is_response_mad() || out.timeout_ms == 0 {
+        if ibmad::Mad::new_unchecked(out.mad).is_response_mad() || out.timeout_ms == 0 {
             return Ok(());
         }
         st.sent += 1;

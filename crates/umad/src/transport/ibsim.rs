@@ -297,19 +297,19 @@ impl IbsimCarrier {
     }
 
     /// The attached node's NodeInfo, from ibsim's control channel.
-    pub fn node_info(&self) -> Result<mad::attr::NodeInfo> {
+    pub fn node_info(&self) -> Result<ibmad::attr::NodeInfo> {
         let mut d = [0u8; 64];
         self.ctl.call(CTL_GET_NODEINFO, &mut d)?;
-        mad::attr::NodeInfo::parse(&d)
+        ibmad::attr::NodeInfo::parse(&d)
             .map_err(|e| self.ctl.err(format!("bad NodeInfo from ibsim: {e}"), None))
     }
 
     /// PortInfo of `port` (0 = the attached port), fresh from ibsim (not a snapshot).
-    pub fn port_info(&self, port: u8) -> Result<mad::attr::PortInfo> {
+    pub fn port_info(&self, port: u8) -> Result<ibmad::attr::PortInfo> {
         let mut d = [0u8; 64];
         d[0] = port;
         self.ctl.call(CTL_GET_PORTINFO, &mut d)?;
-        mad::attr::PortInfo::parse(&d)
+        ibmad::attr::PortInfo::parse(&d)
             .map_err(|e| self.ctl.err(format!("bad PortInfo from ibsim: {e}"), None))
     }
 
@@ -468,7 +468,7 @@ impl Carrier for IbsimCarrier {
 /// The integer Gb/s rate of a port as umad2sim writes it into its fake sysfs `rate` file
 /// (and so as libibumad and `ibstat` report it under the shim): width × 2.5/5/10 for
 /// SDR/DDR/QDR, 14 × width for FDR and 26 × width for any faster extended speed.
-fn umad2sim_rate(pi: &mad::PortInfo) -> u32 {
+fn umad2sim_rate(pi: &ibmad::PortInfo) -> u32 {
     let width = match u8::from(pi.link_width_active) {
         1 => 1,
         2 => 4,
@@ -476,7 +476,7 @@ fn umad2sim_rate(pi: &mad::PortInfo) -> u32 {
         8 => 12,
         _ => 0,
     };
-    let ext = if pi.capability_mask & mad::attr::cap::IS_EXTENDED_SPEEDS_SUPPORTED != 0 {
+    let ext = if pi.capability_mask & ibmad::attr::cap::IS_EXTENDED_SPEEDS_SUPPORTED != 0 {
         pi.link_speed_ext_active
     } else {
         0
