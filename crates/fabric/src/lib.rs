@@ -10,8 +10,11 @@
 //! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "discover")]
+pub mod discover;
 pub mod json;
 pub mod model;
+pub mod netfile;
 
 // (the ibnetdiscover writer and parser follow)
 pub use json::FabricJson;
