@@ -4,6 +4,7 @@
 //! the C tool prints them), the same "Total MADs used" and "max hops discovered" (`-m`),
 //! whatever the window. Also: 5 % loss on every switch (whole, or the misses named, in
 //! bounded time) and an unplugged link (a dead port, not an error).
+#![cfg(feature = "discover")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
