@@ -314,7 +314,7 @@ fn bad_text_gives_line_numbers() {
     let e = Fabric::parse_ibnetdiscover(&one_sided).unwrap_err();
     assert!(e.message.contains("other end"), "{e}");
     // A peer without a section.
-    let orphan = TOPOLOGY.replace("[4](301)", "[4](301)").replace(
+    let orphan = TOPOLOGY.replace(
         "Rt\t1 \"R-0000000000000300\"\t\t# \"router R\"\n[1](301) \t\"S-0002c9000000000b\"[4]\t\t# lid 30 lmc 0 \"switch B\" lid 2 12xDDR\n",
         "",
     ).replace("rtguid=0x300\n", "").replace("sysimgguid=0x300\n", "");

@@ -60,6 +60,8 @@ struct PortLine {
     remote_guid: u64,
     remote_port: u8,
     remote_port_guid: Option<u64>,
+    /// The peer LID the comment states.
+    remote_lid: u16,
     width: u8,
     speed: u8,
     speed_ext: u8,
@@ -304,8 +306,8 @@ fn port_line(line: usize, s: &str, in_switch: bool) -> Res<PortLine> {
         (Some((dec(lid, "lid")?, dec(lmc, "lmc")?)), c)
     };
     let (_peer_name, tail) = quoted_then(comment, "\" lid ")?;
-    let (_peer_lid, link) = tail.split_once(' ').ok_or("`lid N <link>` expected")?;
-    dec::<u16>(_peer_lid, "peer lid")?;
+    let (peer_lid, link) = tail.split_once(' ').ok_or("`lid N <link>` expected")?;
+    let remote_lid = dec(peer_lid, "peer lid")?;
     let (width, speed, speed_ext, mlnx, vl_cap) = link_text(link)?;
     Ok(PortLine {
         line,
@@ -316,6 +318,7 @@ fn port_line(line: usize, s: &str, in_switch: bool) -> Res<PortLine> {
         remote_guid,
         remote_port,
         remote_port_guid,
+        remote_lid,
         width,
         speed,
         speed_ext,
@@ -596,6 +599,13 @@ impl Fabric {
                     return Err(e(format!(
                         "link to {:#x} port {} is listed differently from the other end",
                         pl.remote_guid, pl.remote_port
+                    )));
+                }
+                if pl.remote_lid != rn.shown_lid(pl.remote_port) {
+                    return Err(e(format!(
+                        "peer lid {} in the comment, but the peer's section says {}",
+                        pl.remote_lid,
+                        rn.shown_lid(pl.remote_port)
                     )));
                 }
                 if let Some(g) = pl.remote_port_guid {
