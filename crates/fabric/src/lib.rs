@@ -4,7 +4,8 @@
 //!
 //! * [`model`]: [`Fabric`], [`Node`], [`Port`], links; nodes kept in libibnetdisc's
 //!   iteration order, so writing in `Vec` order reproduces the C tool.
-//! * `ibnetdiscover` (next): writer, parser, node-name map.
+//! * [`ibnetdiscover`]: [`WriteOptions`] / [`Format`] and [`Fabric::write_ibnetdiscover`];
+//!   [`Fabric::parse_ibnetdiscover`]; [`NodeNameMap`] (`--node-name-map`).
 //! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
 //!
 //! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
@@ -12,11 +13,12 @@
 
 #[cfg(feature = "discover")]
 pub mod discover;
+pub mod ibnetdiscover;
 pub mod json;
 pub mod model;
 pub mod netfile;
 
-// (the ibnetdiscover writer and parser follow)
+pub use ibnetdiscover::{Format, NodeNameMap, NodeNameMapError, ParseError, WriteOptions};
 pub use json::FabricJson;
 pub use model::{
     Chassis, Fabric, Link, Node, NodeChassis, Origin, Port, PortRef, Progress, Queried, Route,
