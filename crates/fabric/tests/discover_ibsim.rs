@@ -433,3 +433,96 @@ fn max_hops_limits_the_walk() {
     }
     assert!(d.missed.iter().all(|m| m.query != Query::NodeInfo));
 }
+
+mod common;
+
+/// `WriteOptions` for one of the captured C flag sets.
+fn write_options<'a>(case: &str, map: &'a ibfabric::NodeNameMap) -> ibfabric::WriteOptions<'a> {
+    use ibfabric::{Format, WriteOptions};
+    let mut o = WriteOptions {
+        date: "DATE".into(),
+        ..WriteOptions::default()
+    };
+    let list = |ca, switch, router| Format::List { ca, switch, router };
+    match case {
+        "default" => {}
+        "ports" => o.format = Format::Ports,
+        "show" => o.show_progress = true,
+        "hca_list" => o.format = list(true, false, false),
+        "switch_list" => o.format = list(false, true, false),
+        "router_list" => o.format = list(false, false, true),
+        "list" => o.format = list(true, true, true),
+        "grouping" => o.grouping = true,
+        "full" => o.full = true,
+        "max_hops" => o.max_hops = true,
+        "node_name_map" => o.node_name_map = Some(map),
+        other => panic!("unknown case {other}"),
+    }
+    o
+}
+
+/// The date line of the topology header, masked.
+fn mask_date(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.starts_with("# Topology file: generated on ") {
+                "# Topology file: generated on DATE"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Discovery written by the ibnetdiscover writer equals C `ibnetdiscover`, byte for byte
+/// (date masked), for every captured flag set.
+fn text_equals_c(fabric: &str) {
+    let sim = common::start(fabric);
+    let net = Netfile::load(fabrics_dir().join(format!("{fabric}.net"))).expect("netfile");
+    let d = run(
+        &sim,
+        &net,
+        &DiscoverOptions {
+            record_progress: true,
+            ..DiscoverOptions::default()
+        },
+    );
+    assert!(d.is_complete(), "{:?}", d.missed);
+    let map = ibfabric::NodeNameMap::load(common::name_map_path()).expect("node name map");
+    for case in common::CASES {
+        let c = common::run_c(&sim, case.args);
+        let ours = d.fabric.to_ibnetdiscover(&write_options(case.name, &map));
+        let (c, ours) = (mask_date(&c), mask_date(&ours));
+        if c != ours {
+            let first = c
+                .lines()
+                .zip(ours.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(c.lines().count().min(ours.lines().count()));
+            panic!(
+                "{fabric} {:?}: differs at line {}:\nC:    {:?}\nours: {:?}",
+                case.args,
+                first + 1,
+                c.lines().nth(first),
+                ours.lines().nth(first)
+            );
+        }
+    }
+}
+
+#[test]
+fn example_net_text_equals_c_for_every_flag() {
+    if !require_ibsim("ibfabric::discover_ibsim::example_net_text_equals_c_for_every_flag") {
+        return;
+    }
+    text_equals_c("example");
+}
+
+#[test]
+fn fattree_1008_text_equals_c_for_every_flag() {
+    if !require_ibsim("ibfabric::discover_ibsim::fattree_1008_text_equals_c_for_every_flag") {
+        return;
+    }
+    text_equals_c("fattree-1008");
+}
