@@ -399,6 +399,12 @@ fn unplugged_link_is_a_dead_port_not_an_error() {
     let c = c_ibnetdiscover(&sim, &["-m"]);
     assert_eq!(our_order(f), c_order(&c));
     assert_eq!(f.total_mads_used, Some(c_counts(&c).0));
+    let ours = f.to_ibnetdiscover(&ibfabric::WriteOptions {
+        max_hops: true,
+        date: "DATE".into(),
+        ..ibfabric::WriteOptions::default()
+    });
+    assert_eq!(mask_date(&ours), mask_date(&c));
     // Dead ports as the netfile has them (H-host2 port 2 too).
     let by_guid: BTreeMap<u64, _> = f.nodes.iter().map(|n| (n.guid, n)).collect();
     assert!(by_guid.contains_key(&net.node("H-host2").unwrap().guid));
@@ -478,8 +484,15 @@ fn mask_date(text: &str) -> String {
 /// Discovery written by the ibnetdiscover writer equals C `ibnetdiscover`, byte for byte
 /// (date masked), for every captured flag set.
 fn text_equals_c(fabric: &str) {
-    let sim = common::start(fabric);
-    let net = Netfile::load(fabrics_dir().join(format!("{fabric}.net"))).expect("netfile");
+    text_equals_c_on(&fabrics_dir().join(format!("{fabric}.net")));
+}
+
+fn text_equals_c_on(path: &Path) {
+    let fabric = path.display();
+    let sim = start(path, false);
+    sim.run_sm_once().expect("opensm -o");
+    let net = Netfile::load(path).expect("netfile");
+    check_against_netfile(&run(&sim, &net, &DiscoverOptions::default()), &net, true);
     let d = run(
         &sim,
         &net,
@@ -525,4 +538,64 @@ fn fattree_1008_text_equals_c_for_every_flag() {
         return;
     }
     text_equals_c("fattree-1008");
+}
+
+/// Mellanox devices (ConnectX-3 HCAs, SwitchX switches: libibnetdisc asks them for the
+/// Mellanox ExtendedPortInfo), FDR10, FDR, EDR, 1x SDR and 12x DDR links, parallel links
+/// between two switches, a 2-port HCA on two switches: equal to the netfile and to C's text.
+const MIXED: &str = r#"# discovery test fabric: Mellanox device IDs, mixed speeds and widths
+devid=0x1003
+Hca	2 "H-a"		# "a HCA-1"
+[1]	"S-one"[1]		# lid 0 lmc 0 "one" lid 0 4xFDR10
+[2]	"S-two"[1]		# lid 0 lmc 0 "two" lid 0 4xFDR
+
+Hca	1 "H-b"		# "b HCA-1"
+[1]	"S-one"[2]		# lid 0 lmc 0 "one" lid 0 1xSDR
+
+devid=0xc738
+Switch	8 "S-one"		# "one" enhanced port 0 lid 0 lmc 0
+[1]	"H-a"[1]		# "a HCA-1" lid 0 4xFDR10
+[2]	"H-b"[1]		# "b HCA-1" lid 0 1xSDR
+[5]	"S-two"[5]		# "two" lid 0 4xEDR
+[6]	"S-two"[6]		# "two" lid 0 12xDDR
+[7]	"S-two"[7]		# "two" lid 0 4xQDR
+
+Switch	8 "S-two"		# "two" base port 0 lid 0 lmc 0
+[1]	"H-a"[2]		# "a HCA-1" lid 0 4xFDR
+[5]	"S-one"[5]		# "one" lid 0 4xEDR
+[6]	"S-one"[6]		# "one" lid 0 12xDDR
+[7]	"S-one"[7]		# "one" lid 0 4xQDR
+"#;
+
+#[test]
+fn mixed_mellanox_fabric_text_equals_c() {
+    if !require_ibsim("ibfabric::discover_ibsim::mixed_mellanox_fabric_text_equals_c") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ibfabric-mixed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("mixed.net");
+    std::fs::write(&path, MIXED).expect("write netfile");
+    let net = Netfile::load(&path).expect("netfile");
+    assert!(net.warnings.is_empty(), "{:?}", net.warnings);
+    text_equals_c_on(&path);
+    // The Mellanox ExtendedPortInfo was asked where C asks it, and FDR10 came back.
+    let sim = start(&path, false);
+    sim.run_sm_once().expect("opensm -o");
+    let d = run(&sim, &net, &DiscoverOptions::default());
+    let a = d
+        .fabric
+        .node_by_guid(net.node("H-a").unwrap().guid)
+        .unwrap();
+    assert_eq!(a.port(1).unwrap().mlnx_speed & 1, 1, "FDR10 on H-a port 1");
+    let without = run(
+        &sim,
+        &net,
+        &DiscoverOptions {
+            mlx_epi: false,
+            ..DiscoverOptions::default()
+        },
+    );
+    assert!(without.stats.smps < d.stats.smps, "MLX EPI adds SMPs");
+    let _ = std::fs::remove_dir_all(&dir);
 }
