@@ -599,3 +599,42 @@ fn mixed_mellanox_fabric_text_equals_c() {
     assert!(without.stats.smps < d.stats.smps, "MLX EPI adds SMPs");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Discovery from a switch (attached at its port 0) and from a CA behind the second switch:
+/// the same text as C attached there (`SIM_HOST`), for the default and `-s` output.
+#[test]
+fn discovery_from_other_nodes_equals_c() {
+    if !require_ibsim("ibfabric::discover_ibsim::discovery_from_other_nodes_equals_c") {
+        return;
+    }
+    let sim = start(&example_fabric(), false);
+    sim.run_sm_once().expect("opensm -o");
+    for node in ["S-sw1", "S-sw2", "H-host4"] {
+        let port =
+            Port::open_ibsim(&IbsimOptions::new(sim.socket_name()).node(node)).expect("port");
+        let opts = DiscoverOptions {
+            record_progress: true,
+            ..DiscoverOptions::default()
+        };
+        let d = discover(port, &opts).expect("discover");
+        assert!(d.is_complete(), "{node}: {:?}", d.missed);
+        assert_eq!(d.fabric.nodes.len(), 6, "{node}");
+        for args in [&[][..], &["-s"][..]] {
+            let mut cmd = sim.umad2sim_command("ibnetdiscover");
+            cmd.env("SIM_HOST", node).args(args);
+            let out = run_with_timeout(&mut cmd, TOOL_TIMEOUT).expect("C ibnetdiscover");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let c = String::from_utf8(out.stdout).expect("UTF-8");
+            let ours = d.fabric.to_ibnetdiscover(&ibfabric::WriteOptions {
+                show_progress: !args.is_empty(),
+                date: "DATE".into(),
+                ..ibfabric::WriteOptions::default()
+            });
+            assert_eq!(mask_date(&ours), mask_date(&c), "from {node} {args:?}");
+        }
+    }
+}
