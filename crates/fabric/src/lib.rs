@@ -6,11 +6,13 @@
 //!   iteration order, so writing in `Vec` order reproduces the C tool.
 //! * [`ibnetdiscover`]: [`WriteOptions`] / [`Format`] and [`Fabric::write_ibnetdiscover`];
 //!   [`Fabric::parse_ibnetdiscover`]; [`NodeNameMap`] (`--node-name-map`).
+//! * [`chassis`]: libibnetdisc's SystemImageGUID chassis grouping ([`Fabric::group_chassis`]).
 //! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
 //!
 //! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
 #![forbid(unsafe_code)]
 
+pub mod chassis;
 #[cfg(feature = "discover")]
 pub mod discover;
 pub mod ibnetdiscover;
