@@ -564,18 +564,14 @@ impl<'o> Scan<'o> {
     }
 
     fn create_node(&mut self, path: DrPath, ni: &NodeInfo) -> usize {
-        let mut node = Node::new(ni.node_type, ni.num_ports, ni.node_guid);
-        node.system_image_guid = ni.system_image_guid;
-        node.port_guid = ni.port_guid;
-        node.local_port = ni.local_port_num;
-        node.vendor_id = ni.vendor_id;
-        node.device_id = ni.device_id;
-        node.revision = ni.revision;
-        node.path = Route {
-            slid: 0,
-            dlid: 0,
-            path,
-        };
+        let mut node = Node::from_node_info(
+            ni,
+            Route {
+                slid: 0,
+                dlid: 0,
+                path,
+            },
+        );
         let is_switch = ni.node_type == NodeType::Switch;
         node.queried = Queried {
             node_description: false,
@@ -629,30 +625,7 @@ impl<'o> Scan<'o> {
         self.local_port.insert((n, port_num), pi.local_port_num);
         let node = &mut self.fabric.nodes[n];
         let is_switch = node.is_switch();
-        let guid = match node.port(port_num) {
-            Some(p) => p.guid,
-            None => node.port_guid,
-        };
-        let mut port = Port::new(port_num, guid);
-        port.remote = node.port(port_num).and_then(|p| p.remote);
-        port.ext_port = node.port(port_num).map_or(0, |p| p.ext_port);
-        port.lid = pi.lid;
-        port.lmc = pi.lmc;
-        port.state = pi.port_state;
-        port.phys_state = pi.port_physical_state;
-        port.width = u8::from(pi.link_width_active);
-        port.speed = pi.link_speed_active;
-        port.speed_ext = pi.link_speed_ext_active;
-        port.capability_mask = pi.capability_mask;
-        port.vl_cap = pi.vl_cap;
-        if port_num == 0 {
-            node.lid = pi.lid;
-            node.lmc = pi.lmc;
-        } else if is_switch {
-            port.lid = node.lid;
-            port.lmc = node.lmc;
-        }
-        node.set_port(port);
+        node.apply_port_info(port_num, pi);
 
         let mut mlnx = false;
         if self.opts.mlx_epi
@@ -773,6 +746,8 @@ impl<'o> Scan<'o> {
         self.fabric.max_hops_discovered = Some(self.stats.max_hops_discovered);
         self.fabric.total_mads_used = u32::try_from(self.stats.smps).ok();
         self.fabric.reverse_nodes();
+        // libibnetdisc's group_nodes, on its node order.
+        self.fabric.group_chassis();
         Discovery {
             fabric: self.fabric,
             missed: self.missed,
