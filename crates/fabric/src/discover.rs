@@ -31,6 +31,10 @@
 //! so [`Fabric::nodes`], newest first, as libibnetdisc's lists) is then the same as C's,
 //! independent of the order completions arrive in.
 //!
+//! At the end nodes are grouped into chassis ([`Fabric::group_chassis`], libibnetdisc's
+//! `group_nodes`), and [`Fabric::max_hops_discovered`] / [`Fabric::total_mads_used`] are set
+//! as libibnetdisc sets them (`ibnetdiscover -m`).
+//!
 //! # Failures
 //!
 //! Timeouts (after the rpc's retries), MAD status errors and malformed answers do not stop
@@ -38,6 +42,22 @@
 //! fabric keeps what was learnt ([`crate::Queried`] says what a node lacks). A query that
 //! fails is treated as C treats it: its follow-ups are not sent (a switch whose PortInfo of
 //! port 0 failed has no ports queried; a NodeInfo that failed leaves the port unlinked).
+//! A dead port (not LinkUp) is no failure: it is recorded as it is and not walked through.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use ibfabric::discover::{discover, DiscoverOptions};
+//! use ibfabric::WriteOptions;
+//!
+//! let port = umad::Port::open_smi(None, 0)?; // or native ibsim with UMAD_IBSIM set
+//! let d = discover(port, &DiscoverOptions { outstanding: Some(16), ..Default::default() })?;
+//! for m in &d.missed {
+//!     eprintln!("not reached: {m}");
+//! }
+//! print!("{}", d.fabric.to_ibnetdiscover(&WriteOptions::default()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::HashMap;
 use std::fmt;
