@@ -1279,6 +1279,31 @@ mod tests {
     }
 
     #[test]
+    fn load_follows_includes_relative_to_the_file() {
+        let dir = std::env::temp_dir().join(format!("ibfabric-netfile-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(
+            dir.join("main.net"),
+            "include \"sub/a.net\"\nSwitch 2 \"b\"\n[1] \"a\"[1]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("sub/a.net"),
+            "caguid=0x50\nHca 1 \"a\"\n[1] \"b\"[1]\n\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("loop.net"), "include \"loop.net\"\n").unwrap();
+        let n = Netfile::load(dir.join("main.net")).unwrap();
+        assert_eq!(n.nodes.len(), 2);
+        assert_eq!(n.node("a").unwrap().guid, 0x50);
+        let e = Netfile::load(dir.join("loop.net")).unwrap_err();
+        assert!(e.to_string().contains("nested"), "{e}");
+        let e = Netfile::load(dir.join("missing.net")).unwrap_err();
+        assert!(e.to_string().contains("cannot read"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn mutated_inputs_never_panic() {
         let sample = "switchguid=0x10\nSwitch\t3 \"s\"\t# \"d\" enhanced port 0 lid 1 lmc 0\n\
                       [1]\t\"h\"[1] w=3 s=7 e=1\t# \"hd\" lid 2 4xQDR\n\n\
