@@ -5,11 +5,14 @@
 //! * [`model`]: [`Fabric`], [`Node`], [`Port`], links; nodes kept in libibnetdisc's
 //!   iteration order, so writing in `Vec` order reproduces the C tool.
 //! * `ibnetdiscover` (next): writer, parser, node-name map.
+//! * [`diff`]: [`diff::diff`] compares two fabrics (nodes, links, port state, width, speed,
+//!   LID, description).
 //! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
 //!
 //! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
 #![forbid(unsafe_code)]
 
+pub mod diff;
 pub mod json;
 pub mod model;
 
