@@ -4,7 +4,8 @@
 //!
 //! * [`model`]: [`Fabric`], [`Node`], [`Port`], links; nodes kept in libibnetdisc's
 //!   iteration order, so writing in `Vec` order reproduces the C tool.
-//! * `ibnetdiscover` (next): writer, parser, node-name map.
+//! * [`ibnetdiscover`]: [`WriteOptions`] / [`Format`] and [`Fabric::write_ibnetdiscover`];
+//!   [`Fabric::parse_ibnetdiscover`]; [`NodeNameMap`] (`--node-name-map`).
 //! * [`diff`]: [`diff::diff`] compares two fabrics (nodes, links, port state, width, speed,
 //!   LID, description).
 //! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
@@ -13,10 +14,11 @@
 #![forbid(unsafe_code)]
 
 pub mod diff;
+pub mod ibnetdiscover;
 pub mod json;
 pub mod model;
 
-// (the ibnetdiscover writer and parser follow)
+pub use ibnetdiscover::{Format, NodeNameMap, NodeNameMapError, ParseError, WriteOptions};
 pub use json::FabricJson;
 pub use model::{
     Chassis, Fabric, Link, Node, NodeChassis, Origin, Port, PortRef, Progress, Queried, Route,
