@@ -3,25 +3,25 @@
 //! for itself), the `ibdiag.conf` defaults, the node name map, opening the port, errors and
 //! progress.
 //!
+//! The node name map itself is [`ibfabric::NodeNameMap`] (rdma-core's format).
+//!
 //! Differences from C, on purpose: a malformed number (`-P x`, `-o 1k`) is a usage error
 //! (exit 2) where C's `strtoul` would silently read 0; an unreadable `-y` M_Key is an error
 //! instead of a password prompt; run-time errors go to stderr (C's `IBEXIT` prints them on
 //! stdout), with the same exit code 255.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use ibfabric::NodeNameMap;
 
 use crate::exit;
 
 /// The configuration file every tool reads first (`-z` reads another one).
 pub const DEFAULT_CONFIG: &str = "/etc/infiniband-diags/ibdiag.conf";
-/// The node name map used when `--node-name-map` is not given and this file exists.
-pub const DEFAULT_NODE_NAME_MAP: &str = "/etc/rdma/ib-node-name-map";
 
 /// A tool's failure: what to print and which exit code it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -343,105 +343,63 @@ impl CommonOpts {
     }
 }
 
-/// A node name map (`--node-name-map`, rdma-core's `ib-node-name-map` format): lines of
-/// `<guid> <name>`, the GUID as C's `strtoull(.., 0)` reads it, the name the first run of
-/// characters other than `"` and `#` after it (so `0x10 "host a" # rack 3` names 0x10
-/// `host a`). Blank lines and `#` comments are skipped; the first line for a GUID wins.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NodeNameMap {
-    names: HashMap<u64, String>,
-}
-
-/// Why a node name map could not be used.
-#[derive(Debug)]
-pub enum NodeNameMapError {
-    /// The file could not be read.
-    Io(PathBuf, std::io::Error),
-    /// A line does not start with a GUID (1-based line number, the line).
-    Parse(usize, String),
-}
-
-impl fmt::Display for NodeNameMapError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NodeNameMapError::Io(p, e) => {
-                write!(f, "failed to open node name map \"{}\" ({e})", p.display())
-            }
-            NodeNameMapError::Parse(n, l) => {
-                write!(f, "failed to parse node name map line {n}: \"{l}\"")
-            }
+/// The node name map a tool uses, as C's `open_node_name_map`: `path`, else
+/// [`ibfabric::ibnetdiscover::DEFAULT_NODE_NAME_MAP`] if it exists, else none. A map that
+/// cannot be read or parsed is reported on stderr as a warning and not used (C goes on
+/// without it too).
+pub fn open_node_name_map(path: Option<&Path>) -> Option<NodeNameMap> {
+    let default = Path::new(ibfabric::ibnetdiscover::DEFAULT_NODE_NAME_MAP);
+    let path = match path {
+        Some(p) => p,
+        None if default.exists() => default,
+        None => return None,
+    };
+    match NodeNameMap::load(path) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            eprintln!(
+                "WARNING failed to open node name map \"{}\" ({e})",
+                path.display()
+            );
+            None
         }
     }
 }
 
-impl std::error::Error for NodeNameMapError {}
+/// The current time as C's `ctime()` prints it (without the newline), in UTC: this crate
+/// reads no time zone database (C prints local time; the same on a machine set to UTC).
+pub fn ctime_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    ctime_utc(i64::try_from(secs).unwrap_or(0))
+}
 
-impl NodeNameMap {
-    /// Parses a map's text.
-    pub fn parse(text: &str) -> Result<NodeNameMap, NodeNameMapError> {
-        let mut names = HashMap::new();
-        for (i, line) in text.lines().enumerate() {
-            let p = line.trim_start();
-            if p.is_empty() || p.starts_with('#') {
-                continue;
-            }
-            let end = p
-                .find(|c: char| c.is_whitespace() || c == '#')
-                .unwrap_or(p.len());
-            let guid = parse_c_number(&p[..end])
-                .ok_or_else(|| NodeNameMapError::Parse(i + 1, line.to_string()))?;
-            let rest = p[end..].trim_start();
-            let name = rest
-                .split(['"', '#'])
-                .find(|s| !s.is_empty())
-                .map(str::to_string);
-            if let Some(name) = name {
-                names.entry(guid).or_insert(name);
-            }
-        }
-        Ok(NodeNameMap { names })
-    }
-
-    /// Reads and parses the map at `path`.
-    pub fn load(path: &Path) -> Result<NodeNameMap, NodeNameMapError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| NodeNameMapError::Io(path.to_path_buf(), e))?;
-        NodeNameMap::parse(&text)
-    }
-
-    /// The map a tool uses, as C's `open_node_name_map`: `path`, else
-    /// [`DEFAULT_NODE_NAME_MAP`] if it exists, else none. A map that cannot be read or parsed
-    /// is reported on stderr as a warning and not used.
-    pub fn open(path: Option<&Path>) -> Option<NodeNameMap> {
-        let default = Path::new(DEFAULT_NODE_NAME_MAP);
-        let path = match path {
-            Some(p) => p,
-            None if default.exists() => default,
-            None => return None,
-        };
-        match NodeNameMap::load(path) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                eprintln!("WARNING {e}");
-                None
-            }
-        }
-    }
-
-    /// The name mapped to `guid`, if any.
-    pub fn get(&self, guid: u64) -> Option<&str> {
-        self.names.get(&guid).map(String::as_str)
-    }
-
-    /// How many GUIDs are mapped.
-    pub fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    /// Whether no GUID is mapped.
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
+/// C's `ctime()` text (without the newline) for `secs` since the Unix epoch, in UTC.
+pub fn ctime_utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's days_from_civil, inverted).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    // 1970-01-01 was a Thursday (4).
+    let weekday = (days + 4).rem_euclid(7);
+    ibfabric::ibnetdiscover::ctime(
+        year as i32,
+        month as u8,
+        day as u8,
+        weekday as u8,
+        (rem / 3600) as u8,
+        (rem / 60 % 60) as u8,
+        (rem % 60) as u8,
+    )
 }
 
 /// A progress line on stderr, shown only when stderr is a terminal (so pipes, files and
@@ -503,21 +461,11 @@ mod tests {
     }
 
     #[test]
-    fn node_name_map_format() {
-        let m = NodeNameMap::parse(
-            "# comment\n\n0x100000 \"host one\" # rack 1\n  0x200000 spine-a\n\
-             0x100000 \"second wins not\"\n1048581\t\"five\"\n0x7 #only comment\n",
-        )
-        .unwrap();
-        assert_eq!(m.get(0x100000), Some("host one"));
-        assert_eq!(m.get(0x200000), Some("spine-a"));
-        assert_eq!(m.get(0x100005), Some("five"));
-        assert_eq!(m.get(0x7), Some("only comment"));
-        assert_eq!(m.len(), 4);
-        match NodeNameMap::parse("0x1 a\nzz b\n") {
-            Err(NodeNameMapError::Parse(2, l)) => assert_eq!(l, "zz b"),
-            other => panic!("{other:?}"),
-        }
+    fn ctime_in_utc() {
+        assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(ctime_utc(951_782_400), "Tue Feb 29 00:00:00 2000");
+        assert_eq!(ctime_utc(1_796_125_148), "Tue Dec  1 11:39:08 2026");
+        assert_eq!(ctime_utc(-1), "Wed Dec 31 23:59:59 1969");
     }
 
     #[test]

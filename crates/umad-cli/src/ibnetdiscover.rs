@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use ibfabric::diff::{diff, Checks};
-use ibfabric::Fabric;
+use ibfabric::{Fabric, Format, WriteOptions};
 
 use crate::common::{self, CliError, CommonOpts, Parsed};
 use crate::exit;
@@ -287,46 +287,96 @@ pub fn parse_topology(text: &str) -> Result<Fabric, String> {
     if text.trim_start().starts_with('{') {
         Fabric::from_json(text).map_err(|e| e.to_string())
     } else {
-        Err("reading ibnetdiscover text is not wired in yet".to_string())
+        Fabric::parse_ibnetdiscover(text).map_err(|e| e.to_string())
     }
 }
 
 /// Runs with parsed options; returns the exit code.
 pub fn run(opts: &Options) -> Result<i32, CliError> {
-    // C opens the output file before discovering.
-    let mut out: Box<dyn Write> = match &opts.output {
-        Some(p) => Box::new(BufWriter::new(File::create(p).map_err(|e| {
+    // C opens the output file, the name map and the saved topology before discovering.
+    let mut file: Option<BufWriter<File>> = match &opts.output {
+        Some(p) => Some(BufWriter::new(File::create(p).map_err(|e| {
             CliError::Failed(format!("can't open file {} for writing: {e}", p.display()))
         })?)),
-        None => Box::new(BufWriter::new(io::stdout().lock())),
+        None => None,
     };
+    let names = common::open_node_name_map(opts.node_name_map.as_deref());
     let saved = opts.diff.as_deref().map(load_topology).transpose()?;
     let fabric = match &opts.load_cache {
         Some(p) => load_topology(p)?,
         None => discover(opts)?,
     };
-    let code = if let Some(saved) = &saved {
+    let stdout = io::stdout();
+    let mut stdout = stdout.lock();
+    let text_opts = WriteOptions {
+        format: Format::Topology,
+        show_progress: false,
+        grouping: opts.group,
+        full: opts.full,
+        max_hops: opts.max_hops,
+        node_name_map: names.as_ref(),
+        date: common::ctime_now(),
+    };
+    // C prints -s's records on stdout while discovering, whatever the output file.
+    if opts.show && !opts.json {
+        let only_progress = WriteOptions {
+            format: Format::List {
+                ca: false,
+                switch: false,
+                router: false,
+            },
+            show_progress: true,
+            ..text_opts.clone()
+        };
+        write_all(
+            &mut stdout,
+            fabric.to_ibnetdiscover(&only_progress).as_bytes(),
+        )?;
+    }
+    let mut code = exit::OK;
+    let (bytes, to_stdout) = if opts.ports_report {
+        // C's ports report goes to stdout even with an output file.
+        let o = WriteOptions {
+            format: Format::Ports,
+            ..text_opts.clone()
+        };
+        (fabric.to_ibnetdiscover(&o), true)
+    } else if opts.list.any() {
+        let o = WriteOptions {
+            format: Format::List {
+                ca: opts.list.cas,
+                switch: opts.list.switches,
+                router: opts.list.routers,
+            },
+            ..text_opts.clone()
+        };
+        (fabric.to_ibnetdiscover(&o), false)
+    } else if let Some(saved) = &saved {
         let d = diff(saved, &fabric, opts.diffcheck);
+        if !d.is_empty() {
+            code = exit::DIFFERENCES;
+        }
         let text = if opts.json {
             d.to_json() + "\n"
         } else {
             d.to_text()
         };
-        write_all(&mut out, text.as_bytes())?;
-        if d.is_empty() {
-            exit::OK
-        } else {
-            exit::DIFFERENCES
-        }
+        (text, false)
     } else if opts.json {
-        write_all(&mut out, (fabric.to_json() + "\n").as_bytes())?;
-        exit::OK
+        (fabric.to_json() + "\n", false)
     } else {
-        return Err(CliError::Failed(
-            "text output is not wired in yet".to_string(),
-        ));
+        (fabric.to_ibnetdiscover(&text_opts), false)
     };
-    out.flush()
+    match (&mut file, to_stdout) {
+        (Some(f), false) => write_all(f, bytes.as_bytes())?,
+        _ => write_all(&mut stdout, bytes.as_bytes())?,
+    }
+    if let Some(f) = &mut file {
+        f.flush()
+            .map_err(|e| CliError::Failed(format!("write failed: {e}")))?;
+    }
+    stdout
+        .flush()
         .map_err(|e| CliError::Failed(format!("write failed: {e}")))?;
     if let Some(p) = &opts.cache {
         std::fs::write(p, fabric.to_json() + "\n").map_err(|e| {

@@ -34,11 +34,32 @@ fn exit_codes_as_c() {
     assert_eq!(code(&out), 2);
     let help = String::from_utf8(out.stderr).unwrap();
     for flag in [
-        "--full", "--show", "--list", "--grouping", "--Hca_list", "--Switch_list",
-        "--Router_list", "--node-name-map", "--cache", "--load-cache", "--diff",
-        "--diffcheck", "--ports", "--max_hops", "--outstanding_smps", "--config", "--Ca",
-        "--Port", "--timeout", "--m_key", "--errors", "--verbose", "--debug", "--help",
-        "--version", "--json",
+        "--full",
+        "--show",
+        "--list",
+        "--grouping",
+        "--Hca_list",
+        "--Switch_list",
+        "--Router_list",
+        "--node-name-map",
+        "--cache",
+        "--load-cache",
+        "--diff",
+        "--diffcheck",
+        "--ports",
+        "--max_hops",
+        "--outstanding_smps",
+        "--config",
+        "--Ca",
+        "--Port",
+        "--timeout",
+        "--m_key",
+        "--errors",
+        "--verbose",
+        "--debug",
+        "--help",
+        "--version",
+        "--json",
     ] {
         assert!(help.contains(flag), "{flag} missing from\n{help}");
     }
@@ -146,7 +167,10 @@ fn diff_between_saved_topologies() {
     let out = diff(&a, &b, &[]);
     assert_eq!(code(&out), 1, "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("- CA 0x0000000000000020 \"host1 HCA-1\""), "{text}");
+    assert!(
+        text.contains("- CA 0x0000000000000020 \"host1 HCA-1\""),
+        "{text}"
+    );
     assert!(text.contains("- link 0x0000000000000020[1]"), "{text}");
     assert!(text.contains("port 2: state Active -> Down"), "{text}");
     let out = diff(&b, &a, &["--json"]);
@@ -175,7 +199,66 @@ fn called_through_a_link_named_ibnetdiscover() {
     assert!(help.contains("Usage: ibnetdiscover"), "{help}");
     let saved = dir.path().join("f.json");
     std::fs::write(&saved, small_fabric().to_json()).unwrap();
-    let out = run(Command::new(&link).arg("--json").arg("--load-cache").arg(&saved));
+    let out = run(Command::new(&link)
+        .arg("--json")
+        .arg("--load-cache")
+        .arg(&saved));
     assert_eq!(code(&out), 0);
     assert_valid(&topology_schema(), &String::from_utf8(out.stdout).unwrap());
+}
+
+#[test]
+fn text_round_trips_through_the_model_and_json() {
+    let dir = TempDir::new("umad-cli-text").unwrap();
+    for fabric in ["example", "fattree-1008"] {
+        for (case, flag) in [
+            ("default", None),
+            ("full", Some("-f")),
+            ("grouping", Some("-g")),
+        ] {
+            let fixture = common::c_fixture(&format!("{fabric}.{case}.txt"));
+            let c_text = std::fs::read_to_string(&fixture).unwrap();
+            // text -> model -> text, through the binary.
+            let out = run(Command::new(umad())
+                .arg("ibnetdiscover")
+                .args(flag)
+                .arg("--load-cache")
+                .arg(&fixture));
+            assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+            let ours = String::from_utf8(out.stdout).unwrap();
+            assert_eq!(
+                common::mask_date(&ours),
+                common::mask_date(&c_text),
+                "{fabric} {case}"
+            );
+            assert!(ours.contains("# Topology file: generated on "));
+            // text -> JSON -> model -> text.
+            let json = dir.path().join(format!("{fabric}.{case}.json"));
+            let out = run(Command::new(umad())
+                .args(["ibnetdiscover", "--json", "--load-cache"])
+                .arg(&fixture)
+                .arg(&json));
+            assert_eq!(code(&out), 0);
+            assert_valid(&topology_schema(), &std::fs::read_to_string(&json).unwrap());
+            let out = run(Command::new(umad())
+                .arg("ibnetdiscover")
+                .args(flag)
+                .arg("--load-cache")
+                .arg(&json));
+            assert_eq!(code(&out), 0);
+            assert_eq!(
+                common::mask_date(&String::from_utf8(out.stdout).unwrap()),
+                common::mask_date(&c_text),
+                "{fabric} {case} via JSON"
+            );
+            // A topology compared with itself, text against JSON: no differences.
+            let out = run(Command::new(umad())
+                .arg("ibnetdiscover")
+                .arg("--diff")
+                .arg(&fixture)
+                .arg("--load-cache")
+                .arg(&json));
+            assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stdout));
+        }
+    }
 }

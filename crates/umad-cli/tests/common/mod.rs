@@ -36,7 +36,11 @@ pub fn diff_schema() -> serde_json::Value {
 pub fn assert_valid(schema: &serde_json::Value, json: &str) {
     let v: serde_json::Value = serde_json::from_str(json).expect("output is JSON");
     let errors = schema::validate(schema, &v);
-    assert!(errors.is_empty(), "schema violations:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "schema violations:\n{}",
+        errors.join("\n")
+    );
 }
 
 /// Runs `cmd` (at most 120 s), returning its output.
@@ -56,8 +60,16 @@ pub fn small_fabric() -> Fabric {
     for p in 0..=4 {
         let mut port = Port::new(p, 0x200);
         port.lid = 1;
-        port.state = if p <= 2 { PortState::Active } else { PortState::Down };
-        port.phys_state = if p <= 2 { PhysPortState::LinkUp } else { PhysPortState::Polling };
+        port.state = if p <= 2 {
+            PortState::Active
+        } else {
+            PortState::Down
+        };
+        port.phys_state = if p <= 2 {
+            PhysPortState::LinkUp
+        } else {
+            PhysPortState::Polling
+        };
         port.width = 2;
         port.speed = 4;
         port.vl_cap = 4;
@@ -78,11 +90,30 @@ pub fn small_fabric() -> Fabric {
         ca.set_port(port);
         f.nodes.push(ca);
         assert!(f.link(
-            PortRef { node: 0, port: 1 + i as u8 },
-            PortRef { node: 1 + i, port: 1 }
+            PortRef {
+                node: 0,
+                port: 1 + i as u8
+            },
+            PortRef {
+                node: 1 + i,
+                port: 1
+            }
         ));
     }
     f.from = Some(ibfabric::Origin { node: 1, port: 1 });
     f.validate().unwrap();
     f
+}
+
+/// The C `ibnetdiscover` outputs captured by ibfabric's tests.
+pub fn c_fixture(name: &str) -> PathBuf {
+    repo_root().join("crates/fabric/tests/data").join(name)
+}
+
+/// `text` without the `# Topology file: generated on <date>` line.
+pub fn mask_date(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("# Topology file: generated on "))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }

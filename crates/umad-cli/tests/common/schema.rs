@@ -15,7 +15,14 @@ pub fn validate(schema: &Value, value: &Value) -> Vec<String> {
     errors
 }
 
-const ANNOTATIONS: &[&str] = &["$schema", "$id", "title", "description", "$defs", "$comment"];
+const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "$defs",
+    "$comment",
+];
 
 fn check(root: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
     let Some(obj) = schema.as_object() else {
@@ -188,7 +195,11 @@ pub fn pattern_matches(pattern: &str, text: &str) -> bool {
     }
     let mut pos = 0;
     let pieces = parse_seq(&p, &mut pos);
-    assert_eq!(pos, p.len(), "pattern {pattern:?}: unsupported syntax at {pos}");
+    assert_eq!(
+        pos,
+        p.len(),
+        "pattern {pattern:?}: unsupported syntax at {pos}"
+    );
     let t: Vec<char> = text.chars().collect();
     let starts: Vec<usize> = if start_anchor {
         vec![0]
