@@ -14,9 +14,12 @@
 #![forbid(unsafe_code)]
 
 pub mod diff;
+#[cfg(feature = "discover")]
+pub mod discover;
 pub mod ibnetdiscover;
 pub mod json;
 pub mod model;
+pub mod netfile;
 
 pub use ibnetdiscover::{Format, NodeNameMap, NodeNameMapError, ParseError, WriteOptions};
 pub use json::FabricJson;
