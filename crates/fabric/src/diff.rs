@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use ibmad::{LinkSpeed, LinkWidth, NodeType};
+use ibmad::{LinkSpeed, LinkWidth, NodeType, PhysPortState, PortState};
 use serde::{Serialize, Serializer};
 
 use crate::model::{Fabric, Node, Port};
@@ -442,13 +442,21 @@ fn compare_nodes(old: &Node, new: &Node, checks: &Checks, out: &mut Vec<Change>)
         if switch && p_new.number == 0 {
             continue;
         }
-        if checks.states {
+        // NoChange (0) is never a port's real state: it is what a topology read from
+        // ibnetdiscover text, which has no states, holds. Unknown on either side: skip.
+        if checks.states && p_old.state != PortState::NoChange && p_new.state != PortState::NoChange
+        {
             push(
                 port,
                 Field::State,
                 p_old.state.to_string(),
                 p_new.state.to_string(),
             );
+        }
+        if checks.states
+            && p_old.phys_state != PhysPortState::NoChange
+            && p_new.phys_state != PhysPortState::NoChange
+        {
             push(
                 port,
                 Field::PhysState,
@@ -584,7 +592,6 @@ impl FabricDiff {
 mod tests {
     use super::*;
     use crate::model::PortRef;
-    use ibmad::PortState;
 
     /// sw (4 ports) with CAs on ports 1 and 2; CA guids 0x10, 0x20, switch 0x100.
     fn fabric() -> Fabric {
@@ -636,6 +643,16 @@ mod tests {
         assert!(d.is_empty(), "{d:?}");
         assert_eq!(d.to_text(), "");
         assert!(d.to_json().contains("\"same\": true"));
+        // States unknown on one side (a topology read from text): not compared.
+        let mut unknown = fabric();
+        for n in &mut unknown.nodes {
+            for p in &mut n.ports {
+                p.state = PortState::NoChange;
+                p.phys_state = PhysPortState::NoChange;
+            }
+        }
+        assert!(diff(&unknown, &f, Checks::ALL).is_empty());
+        assert!(diff(&f, &unknown, Checks::ALL).is_empty());
     }
 
     #[test]

@@ -16,12 +16,15 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use ibfabric::diff::{diff, Checks};
+use ibfabric::discover::{DiscoverOptions, ProgressEvent, ProgressFn};
 use ibfabric::{Fabric, Format, WriteOptions};
 
-use crate::common::{self, CliError, CommonOpts, Parsed};
+use crate::common::{self, CliError, CommonOpts, Parsed, Progress};
 use crate::exit;
 
 /// The common options ibnetdiscover does not take (C: `"DGKLs"`; `-s` is its own).
@@ -394,10 +397,49 @@ fn write_all(out: &mut dyn Write, bytes: &[u8]) -> Result<(), CliError> {
         .map_err(|e| CliError::Failed(format!("write failed: {e}")))
 }
 
-/// Discovers the fabric through the port the common options name.
+/// Discovers the fabric through the port the common options name
+/// ([`ibfabric::discover::discover`]): `-o` is the window of SMPs in flight, `-t` the
+/// timeout per try, `MLX_EPI` (ibdiag.conf) whether Mellanox ExtendedPortInfo is read, `-s`
+/// records the progress lines. SMPs that got no answer are counted on stderr (listed with
+/// `-v`/`-d`); the fabric keeps what was learnt, as libibnetdisc's does.
 fn discover(opts: &Options) -> Result<Fabric, CliError> {
-    let _port = opts.common.open_smi_port()?;
-    Err(CliError::Failed(
-        "discover failed: discovery is not wired in yet".into(),
-    ))
+    let port = opts.common.open_smi_port()?;
+    let display = Arc::new(Mutex::new(Progress::stderr()));
+    let shown = Arc::clone(&display);
+    let on_node: ProgressFn = Arc::new(move |e: &ProgressEvent<'_>| {
+        if let Ok(mut p) = shown.lock() {
+            p.update(&format!(
+                "discovering: {} nodes, {} of {} SMPs answered",
+                e.nodes, e.done, e.smps
+            ));
+        }
+    });
+    let d_opts = DiscoverOptions {
+        outstanding: opts.outstanding.filter(|&n| n > 0).map(|n| n as usize),
+        timeout: opts
+            .common
+            .timeout_ms
+            .map(|ms| Duration::from_millis(u64::from(ms))),
+        mlx_epi: opts.common.mlx_epi,
+        record_progress: opts.show,
+        progress: Some(on_node),
+        ..DiscoverOptions::default()
+    };
+    let result = ibfabric::discover::discover(port, &d_opts);
+    if let Ok(mut p) = display.lock() {
+        p.finish();
+    }
+    let d = result.map_err(|e| CliError::Failed(format!("discover failed: {e}")))?;
+    if !d.missed.is_empty() {
+        eprintln!(
+            "ibnetdiscover: warning: {} SMPs got no usable answer; the topology is partial",
+            d.missed.len()
+        );
+        if opts.common.verbose > 0 || opts.common.debug > 0 {
+            for m in &d.missed {
+                eprintln!("  {m}");
+            }
+        }
+    }
+    Ok(d.fabric)
 }

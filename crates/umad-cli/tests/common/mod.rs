@@ -117,3 +117,36 @@ pub fn mask_date(text: &str) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// `umad <args>` (or the program at `program`, e.g. a link) as a native ibsim client of
+/// `sim`: a fresh scratch cwd, `UMAD_IBSIM=<socket>`, nothing preloaded.
+pub fn native(sim: &ibsim_harness::Ibsim, program: &Path) -> Command {
+    let scratch = sim.new_scratch_dir("umad").expect("scratch directory");
+    let mut cmd = Command::new(program);
+    cmd.current_dir(scratch)
+        .env("UMAD_IBSIM", sim.socket_name())
+        .env_remove("UMAD_IBSIM_NODE")
+        .env_remove("LD_PRELOAD")
+        .env_remove("IBSIM_SOCKNAME")
+        .env_remove("SIM_HOST")
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// `umad ibnetdiscover <args>` against `sim`; returns (exit code, stdout).
+pub fn ours(sim: &ibsim_harness::Ibsim, args: &[&str]) -> (i32, String) {
+    let out = run(native(sim, &umad()).arg("ibnetdiscover").args(args));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// C `ibnetdiscover <args>` against `sim` under umad2sim; returns (exit code, stdout).
+pub fn c_tool(sim: &ibsim_harness::Ibsim, args: &[&str]) -> (i32, String) {
+    let out = run(sim.umad2sim_command("ibnetdiscover").args(args));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
