@@ -334,11 +334,11 @@ impl CommonOpts {
     /// devices, or ibsim when `UMAD_IBSIM` is set).
     pub fn open_smi_port(&self) -> Result<umad::Port, CliError> {
         umad::Port::open_smi(self.ca.as_deref(), self.port).map_err(|e| {
-            CliError::Failed(format!(
-                "can't open port {}:{}: {e}",
-                self.ca.as_deref().unwrap_or("(default CA)"),
-                self.port
-            ))
+            let which = match (&self.ca, self.port) {
+                (None, 0) => String::new(),
+                (ca, p) => format!(" {}:{p}", ca.as_deref().unwrap_or("(default CA)")),
+            };
+            CliError::Failed(format!("can't open port{which}: {e}"))
         })
     }
 }

@@ -80,6 +80,13 @@ fn exit_codes_as_c() {
     // -t must be a positive integer: C's IBEXIT, 255.
     let out = run(Command::new(umad()).args(["ibnetdiscover", "-t", "0"]));
     assert_eq!(code(&out), 255);
+    // No such CA (and no ibsim): the port can't be opened, 255 as C.
+    let out = run(Command::new(umad())
+        .args(["ibnetdiscover", "-C", "no-such-ca"])
+        .env_remove("UMAD_IBSIM"));
+    assert_eq!(code(&out), 255);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("can't open port no-such-ca:0"));
+    assert!(out.stdout.is_empty());
     // A missing saved topology is a failure (255), before any discovery.
     let out = run(Command::new(umad()).args(["ibnetdiscover", "--load-cache", "/nonexistent/x"]));
     assert_eq!(code(&out), 255);
@@ -261,4 +268,25 @@ fn text_round_trips_through_the_model_and_json() {
             assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stdout));
         }
     }
+}
+
+#[test]
+fn schema_checker_patterns() {
+    assert!(common::schema::pattern_matches(
+        "^0x[0-9a-f]{16}$",
+        "0x0000000000200001"
+    ));
+    assert!(!common::schema::pattern_matches(
+        "^0x[0-9a-f]{16}$",
+        "0x000000000020000"
+    ));
+    assert!(!common::schema::pattern_matches(
+        "^0x[0-9a-f]{16}$",
+        "0x0000000000200001a"
+    ));
+    assert!(common::schema::pattern_matches("^0(,[0-9]+)*$", "0"));
+    assert!(common::schema::pattern_matches("^0(,[0-9]+)*$", "0,1,8,12"));
+    assert!(!common::schema::pattern_matches("^0(,[0-9]+)*$", "0,1,"));
+    assert!(!common::schema::pattern_matches("^0(,[0-9]+)*$", "1,2"));
+    assert!(common::schema::pattern_matches("b+", "abbbc"));
 }

@@ -69,6 +69,15 @@ fn compare_all_modes(fabric: &str) {
         }
     }
 
+    // Nothing on stderr when it is not a terminal: no progress line, no warnings.
+    let out = run(native(&sim, &umad()).arg("ibnetdiscover"));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // The positional output file, and a link named ibnetdiscover.
     let (_, c_out) = c_tool(&sim, &[]);
     let file = sim.workdir().join("ours.topo");
