@@ -280,8 +280,14 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
 
 /// Reads a saved topology: `--json` output (it starts with `{`) or `ibnetdiscover` text.
 pub fn load_topology(path: &Path) -> Result<Fabric, CliError> {
-    let text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|e| CliError::Failed(format!("can't read {}: {e}", path.display())))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        CliError::Failed(format!(
+            "{}: not ibnetdiscover text or umad JSON (C's binary ibnetdisc cache files are not read)",
+            path.display()
+        ))
+    })?;
     parse_topology(&text).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))
 }
 

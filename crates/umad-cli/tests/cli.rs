@@ -91,6 +91,28 @@ fn exit_codes_as_c() {
     let out = run(Command::new(umad()).args(["ibnetdiscover", "--load-cache", "/nonexistent/x"]));
     assert_eq!(code(&out), 255);
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x"));
+    // Neither text nor JSON (say, C's binary cache), or text that is not a topology: 255,
+    // with the file named.
+    let dir = TempDir::new("umad-cli-bad").unwrap();
+    for (name, bytes) in [
+        ("binary", &b"\x00\xff\xfe cache"[..]),
+        ("garbage", b"Switch\t8 \"S-00\"\n[1] nonsense\n"),
+        ("badjson", b"{\"schema_version\": 1, \"fabric\": 3}"),
+        ("newer", b"{\"schema_version\": 2, \"fabric\": {}}"),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        for opt in ["--load-cache", "--diff"] {
+            let out = run(Command::new(umad())
+                .args(["ibnetdiscover", opt])
+                .arg(&p)
+                .env_remove("UMAD_IBSIM"));
+            assert_eq!(code(&out), 255, "{name} {opt}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(name), "{name} {opt}: {err}");
+            assert!(out.stdout.is_empty());
+        }
+    }
 }
 
 #[test]

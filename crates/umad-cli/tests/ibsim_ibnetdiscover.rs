@@ -137,3 +137,29 @@ fn ibnetdiscover_matches_c_on_mixed() {
     }
     compare_all_modes("mixed.net");
 }
+
+/// The progress line appears on a terminal only (run under `script`, which gives the tool a
+/// pseudo-terminal; bsdutils, essential on Debian), and is erased before the output.
+#[test]
+fn progress_only_on_a_terminal() {
+    if !require_ibsim("umad_cli::progress_only_on_a_terminal") {
+        return;
+    }
+    let sim = Ibsim::start(fabrics_dir().join("example.net")).expect("ibsim starts");
+    sim.run_sm_once().expect("opensm sweeps");
+    let script = ibsim_harness::find_tool("script").expect("script(1) from bsdutils");
+    let cmd = format!("{} ibnetdiscover -S", umad().display());
+    let out = run(native(&sim, &script).args(["-qec", &cmd, "/dev/null"]));
+    assert_eq!(out.status.code(), Some(0));
+    let tty = String::from_utf8_lossy(&out.stdout);
+    assert!(tty.contains("discovering: "), "{tty:?}");
+    assert!(tty.contains("\r\x1b[K"), "{tty:?}");
+    // The last thing on the terminal is the switch list, after the line was cleared.
+    let (_, listed) = c_tool(&sim, &["-S"]);
+    let after = tty.rsplit("\r\x1b[K").next().unwrap().replace("\r\n", "\n");
+    assert_eq!(after, listed);
+    // Off a terminal: not a byte of it.
+    let out = run(native(&sim, &umad()).args(["ibnetdiscover", "-S"]));
+    assert!(out.stderr.is_empty());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), listed);
+}
