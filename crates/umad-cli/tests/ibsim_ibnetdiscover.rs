@@ -42,6 +42,9 @@ fn compare_all_modes(fabric: &str) {
         &["-o", "1"],
         &["-o", "64", "-f", "-s"],
         &["-S", "-H"],
+        &["-o", "0"],
+        // An unreadable map: a warning on stderr, output as without one.
+        &["--node-name-map", "/nonexistent/map"],
         // Not options of infiniband-diags 44's ibnetdiscover: both exit 2.
         &["-G"],
         &["-u"],
@@ -57,6 +60,9 @@ fn compare_all_modes(fabric: &str) {
         );
         // Every mode prints something on these fabrics, except -R (no routers); -G/-u fail.
         let expect_ok = !matches!(args.first(), Some(&"-G" | &"-u"));
+        if args.contains(&"/nonexistent/map") {
+            assert_eq!(mask_date(&our_out), mask_date(&c_tool(&sim, &[]).1));
+        }
         assert_eq!(c_code == 0, expect_ok, "{fabric} {args:?}: C exit {c_code}");
         assert_eq!(
             c_out.is_empty(),
@@ -88,6 +94,26 @@ fn compare_all_modes(fabric: &str) {
         mask_date(&std::fs::read_to_string(&file).unwrap()),
         mask_date(&c_out)
     );
+    // -s with an output file: the records on stdout, the topology in the file; -p always on
+    // stdout.
+    for args in [&["-s"][..], &["-p"], &["-l", "-s"]] {
+        let c_file = sim.workdir().join("c-out.topo");
+        let our_file = sim.workdir().join("our-out.topo");
+        let _ = std::fs::remove_file(&c_file);
+        let mut c_args = args.to_vec();
+        c_args.push(c_file.to_str().unwrap());
+        let mut our_args = args.to_vec();
+        our_args.push(our_file.to_str().unwrap());
+        let (c_code, c_stdout) = c_tool(&sim, &c_args);
+        let (our_code, our_stdout) = ours(&sim, &our_args);
+        assert_eq!((our_code, c_code), (0, 0), "{fabric} {args:?} to a file");
+        assert_eq!(our_stdout, c_stdout, "{fabric} {args:?} to a file: stdout");
+        assert_eq!(
+            mask_date(&std::fs::read_to_string(&our_file).unwrap()),
+            mask_date(&std::fs::read_to_string(&c_file).unwrap()),
+            "{fabric} {args:?} to a file: the file"
+        );
+    }
     let link = sim.workdir().join("ibnetdiscover");
     std::os::unix::fs::symlink(umad(), &link).unwrap();
     let out = run(&mut native(&sim, Path::new(&link)));
