@@ -132,6 +132,35 @@ fn compare_all_modes(fabric: &str) {
     let from_c = ibfabric::Fabric::parse_ibnetdiscover(&c_out).unwrap();
     let d = ibfabric::diff::diff(&from_c, &from_json, ibfabric::diff::Checks::ALL);
     assert!(d.is_empty(), "{fabric}: JSON vs C text:\n{}", d.to_text());
+    // The JSON keeps everything every mode prints: loaded back, each mode matches C again
+    // (with -s recorded into it by `--json -s`).
+    let saved_json = sim.workdir().join("live.json");
+    let (code, _) = ours(&sim, &["--json", "-s", saved_json.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let load = saved_json.to_str().unwrap();
+    for args in [
+        &[][..],
+        &["-p"],
+        &["-s"],
+        &["-l"],
+        &["-H"],
+        &["-S"],
+        &["-g"],
+        &["-f"],
+        &["-m"],
+        &["--node-name-map", map],
+    ] {
+        let (_, c_mode) = c_tool(&sim, args);
+        let mut from_json = vec!["--load-cache", load];
+        from_json.extend_from_slice(args);
+        let (code, our_mode) = ours(&sim, &from_json);
+        assert_eq!(code, 0);
+        assert_eq!(
+            mask_date(&our_mode),
+            mask_date(&c_mode),
+            "{fabric} {args:?} from the saved JSON"
+        );
+    }
     // And a saved C topology diffs clean against the live fabric.
     let saved = sim.workdir().join("c.topo");
     std::fs::write(&saved, &c_out).unwrap();
