@@ -450,23 +450,14 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// The speed and width codes a port line uses: (speed, speed_ext, width), with
-    /// `out_switch_port`'s and `out_ca_port`'s rules for which capability mask counts.
-    fn port_codes(n: &Node, p: &Port, in_switch_section: bool) -> (u8, u8) {
-        if in_switch_section && n.port(0).is_none() {
+    /// The (speed, speed_ext) codes a topology port line uses: `out_switch_port` zeroes
+    /// both for a switch without port 0; the extended speed counts only where the capability
+    /// mask allows it ([`Fabric::port_speed_ext`]).
+    fn port_codes(n: &Node, p: &Port) -> (u8, u8) {
+        if n.is_switch() && n.port(0).is_none() {
             return (0, 0);
         }
-        let mask = if in_switch_section {
-            n.port(0).map_or(0, |p0| p0.capability_mask)
-        } else {
-            p.capability_mask
-        };
-        let ext = if mask & crate::model::CAP_HAS_EXT_SPEEDS != 0 {
-            p.speed_ext
-        } else {
-            0
-        };
-        (p.speed, ext)
+        (p.speed, Fabric::port_speed_ext(n, p))
     }
 
     fn switch_port(
@@ -491,7 +482,7 @@ impl Writer<'_> {
         if !rn.is_switch() {
             write!(out, "({:x}) ", rp.guid)?;
         }
-        let (speed, ext) = Self::port_codes(n, p, true);
+        let (speed, ext) = Self::port_codes(n, p);
         write!(
             out,
             "\t\t# \"{}\" lid {} {}{}",
@@ -561,7 +552,7 @@ impl Writer<'_> {
         if !rn.is_switch() {
             write!(out, " ({:x}) ", rp.guid)?;
         }
-        let (speed, ext) = Self::port_codes(n, p, false);
+        let (speed, ext) = Self::port_codes(n, p);
         write!(
             out,
             "\t\t# lid {} lmc {} \"{}\" lid {} {}{}",
@@ -586,17 +577,11 @@ impl Writer<'_> {
                 .rev()
                 .filter(|p| (1..=n.num_ports).contains(&p.number))
             {
-                let info = if n.is_switch() { n.port(0) } else { Some(p) };
-                let (width, speed, ext) = match info {
-                    Some(i) => {
-                        let ext = if i.capability_mask & crate::model::CAP_HAS_EXT_SPEEDS != 0 {
-                            p.speed_ext
-                        } else {
-                            0
-                        };
-                        (p.width, p.speed, ext)
-                    }
-                    None => (0, 0, 0),
+                // `dump_ports_report`: a switch without port 0 shows no width or speed.
+                let (width, speed, ext) = if n.is_switch() && n.port(0).is_none() {
+                    (0, 0, 0)
+                } else {
+                    (p.width, p.speed, Fabric::port_speed_ext(n, p))
                 };
                 let name = self.name(n);
                 write!(

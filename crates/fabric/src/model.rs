@@ -306,6 +306,51 @@ impl Node {
         }
     }
 
+    /// A node from the NodeInfo that found it over `path`, as libibnetdisc's `create_node`
+    /// records it (no ports yet; description, LID and SwitchInfo come from later queries).
+    pub fn from_node_info(info: &ibmad::NodeInfo, path: Route) -> Node {
+        let mut n = Node::new(info.node_type, info.num_ports, info.node_guid);
+        n.system_image_guid = info.system_image_guid;
+        n.port_guid = info.port_guid;
+        n.local_port = info.local_port_num;
+        n.vendor_id = info.vendor_id;
+        n.device_id = info.device_id;
+        n.revision = info.revision;
+        n.path = path;
+        n
+    }
+
+    /// Records PortInfo for port `number` as libibnetdisc's `recv_port_info` does: creates
+    /// the port if needed (a new port gets the node's NodeInfo PortGUID), copies the fields,
+    /// and for a switch takes port 0's LID/LMC as the node's (`smalid`/`smalmc`) and gives
+    /// ports 1..N the node's LID/LMC. Returns the port.
+    pub fn apply_port_info(&mut self, number: u8, info: &ibmad::PortInfo) -> &mut Port {
+        let (mut lid, mut lmc) = (info.lid, info.lmc);
+        if number == 0 {
+            self.lid = lid;
+            self.lmc = lmc;
+        } else if self.is_switch() {
+            lid = self.lid;
+            lmc = self.lmc;
+        }
+        let guid = self.port_guid;
+        let mut port = self
+            .port(number)
+            .cloned()
+            .unwrap_or_else(|| Port::new(number, guid));
+        port.lid = lid;
+        port.lmc = lmc;
+        port.state = info.port_state;
+        port.phys_state = info.port_physical_state;
+        port.width = u8::from(info.link_width_active);
+        port.speed = info.link_speed_active;
+        port.speed_ext = info.link_speed_ext_active;
+        port.capability_mask = info.capability_mask;
+        port.vl_cap = info.vl_cap;
+        port.has_info = true;
+        self.set_port(port)
+    }
+
     /// The NodeDescription text from the raw attribute bytes: up to the first NUL, at most
     /// 64 bytes, lossy UTF-8.
     pub fn description_from_bytes(raw: &[u8]) -> String {
@@ -781,6 +826,47 @@ mod tests {
         assert_eq!(f.from.unwrap().node, 0);
         f.validate().unwrap();
         assert_eq!(f.links().len(), 1);
+    }
+
+    #[test]
+    fn node_and_port_info_fill_the_model_like_libibnetdisc() {
+        let info = ibmad::NodeInfo {
+            node_type: NodeType::Switch,
+            num_ports: 8,
+            node_guid: 0x20,
+            port_guid: 0x20,
+            system_image_guid: 0x21,
+            vendor_id: 0x2c9,
+            device_id: 0xc738,
+            local_port_num: 3,
+            ..Default::default()
+        };
+        let path = Route {
+            path: DrPath::from_hops(&[1, 3]).unwrap(),
+            ..Route::default()
+        };
+        let mut n = Node::from_node_info(&info, path);
+        assert_eq!((n.guid, n.port_guid, n.local_port), (0x20, 0x20, 3));
+        let p0 = ibmad::PortInfo {
+            lid: 7,
+            lmc: 1,
+            capability_mask: CAP_HAS_EXT_SPEEDS,
+            ..Default::default()
+        };
+        n.apply_port_info(0, &p0);
+        let p5 = ibmad::PortInfo {
+            lid: 99,
+            link_width_active: ibmad::LinkWidth::X4,
+            link_speed_active: 4,
+            link_speed_ext_active: 2,
+            port_state: PortState::Active,
+            ..Default::default()
+        };
+        let p = n.apply_port_info(5, &p5).clone();
+        assert_eq!((n.lid, n.lmc), (7, 1));
+        assert_eq!((p.lid, p.lmc, p.guid, p.width), (7, 1, 0x20, 2));
+        assert_eq!(Fabric::port_speed_ext(&n, &p), 2);
+        assert_eq!(n.ports.iter().map(|p| p.number).collect::<Vec<_>>(), [0, 5]);
     }
 
     #[test]

@@ -108,17 +108,30 @@ fn default_text_yields_the_other_modes() {
             &o,
             &fixture(fabric, "node_name_map"),
         );
-        // -g on a fabric without chassis.
+        // -g: libibnetdisc's chassis grouping, computed on the model in libibnetdisc's node
+        // order (from the -s progress records).
+        let mut ordered = Fabric::parse_ibnetdiscover(&fixture(fabric, "show")).unwrap();
+        ordered.group_chassis();
         let o = WriteOptions {
             grouping: true,
             ..base.clone()
         };
         writes(
-            &format!("{fabric}: default + -g"),
-            &parsed,
+            &format!("{fabric}: -s order + group_chassis + -g"),
+            &ordered,
             &o,
             &fixture(fabric, "grouping"),
         );
+        // The grouping read back from -g text is the computed one.
+        let grouped = Fabric::parse_ibnetdiscover(&fixture(fabric, "grouping")).unwrap();
+        assert_eq!(grouped.chassis.len(), ordered.chassis.len(), "{fabric}");
+        for (g, o) in grouped.chassis.iter().zip(&ordered.chassis) {
+            let guids = |f: &Fabric, c: &ibfabric::Chassis| {
+                c.nodes.iter().map(|&i| f.nodes[i].guid).collect::<Vec<_>>()
+            };
+            assert_eq!((g.number, g.guid), (o.number, o.guid), "{fabric}");
+            assert_eq!(guids(&grouped, g), guids(&ordered, o), "{fabric}");
+        }
         for (case, format) in [
             (
                 "list",
@@ -230,14 +243,19 @@ fn live_fixtures_match_c() {
         );
     }
     drop(sim);
-    let sim = common::start("fattree-1008");
-    for name in ["default", "ports"] {
-        let case = common::CASES.iter().find(|c| c.name == name).unwrap();
-        let live = common::run_c(&sim, case.args);
-        same(
-            &format!("live fattree-1008.{name}"),
-            &mask(&live),
-            &mask(&fixture("fattree-1008", name)),
-        );
+    for (fabric, names) in [
+        ("mixed", &["default", "ports", "grouping", "show"][..]),
+        ("fattree-1008", &["default", "ports"][..]),
+    ] {
+        let sim = common::start(fabric);
+        for name in names {
+            let case = common::CASES.iter().find(|c| c.name == *name).unwrap();
+            let live = common::run_c(&sim, case.args);
+            same(
+                &format!("live {fabric}.{name}"),
+                &mask(&live),
+                &mask(&fixture(fabric, name)),
+            );
+        }
     }
 }

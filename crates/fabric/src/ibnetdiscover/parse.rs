@@ -2,9 +2,11 @@
 //!
 //! Accepted: the topology file of the default mode, with the lines `-s` (progress records
 //! before it), `-f` (` s= w= v=` suffixes), `-m` (max-hops header) and `-g` on a fabric
-//! without numbered chassis (`Non-Chassis Nodes`, `\t# …` after `switchguid=`) add. Chassis
-//! sections (`Chassis N`, `# Spine Nodes`, …) are rejected: their membership cannot be
-//! rebuilt from the text alone. The ports report and the list modes are not topology files.
+//! (`Non-Chassis Nodes`, chassis blocks `Chassis N (guid G)` with their `# Chassis Switches`
+//! and `# Chassis CAs` members, `\t\t# Chassis N` after `sysimgguid=`, `\t# …` after
+//! `switchguid=`) add. Voltaire chassis (nodes under `# Spine Nodes` / `# Line Nodes`) are
+//! rejected: their slots are not in the text; the chassis type and slot text after
+//! `switchguid=` is not kept. The ports report and the list modes are not topology files.
 //!
 //! What the text does not carry is left at defaults: revision, port states, capability
 //! masks beyond the extended-speeds bit a shown speed needs, unlinked ports (only port 0 of a
@@ -19,7 +21,9 @@ use std::fmt;
 
 use ibmad::{DrPath, NodeType};
 
-use crate::model::{Fabric, Node, Origin, Port, PortRef, Progress, Route, CAP_HAS_EXT_SPEEDS};
+use crate::model::{
+    Chassis, Fabric, Node, NodeChassis, Origin, Port, PortRef, Progress, Route, CAP_HAS_EXT_SPEEDS,
+};
 
 /// A line of `ibnetdiscover` text that does not parse, or a file that does not add up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +64,8 @@ struct PortLine {
     remote_guid: u64,
     remote_port: u8,
     remote_port_guid: Option<u64>,
+    /// The peer LID the comment states.
+    remote_lid: u16,
     width: u8,
     speed: u8,
     speed_ext: u8,
@@ -76,6 +82,8 @@ struct Section {
 
 #[derive(Default)]
 struct Ids {
+    /// `sysimgguid=…\t\t# Chassis N`.
+    chassis: Option<u8>,
     vendor_id: Option<u32>,
     device_id: Option<u16>,
     system_image_guid: Option<u64>,
@@ -267,10 +275,10 @@ fn port_line(line: usize, s: &str, in_switch: bool) -> Res<PortLine> {
     let (peer, comment) = rest
         .split_once("\t\t# ")
         .ok_or("`\\t\\t# ` expected after the peer")?;
-    let q = peer[1..]
-        .find('"')
+    let q = peer
+        .strip_prefix('"')
+        .and_then(|p| p.find('"'))
         .map(|i| i + 2)
-        .filter(|_| peer.starts_with('"'))
         .ok_or("a quoted peer id expected")?;
     let (remote_type, remote_guid) = node_id(&peer[..q])?;
     let after = &peer[q..];
@@ -304,8 +312,8 @@ fn port_line(line: usize, s: &str, in_switch: bool) -> Res<PortLine> {
         (Some((dec(lid, "lid")?, dec(lmc, "lmc")?)), c)
     };
     let (_peer_name, tail) = quoted_then(comment, "\" lid ")?;
-    let (_peer_lid, link) = tail.split_once(' ').ok_or("`lid N <link>` expected")?;
-    dec::<u16>(_peer_lid, "peer lid")?;
+    let (peer_lid, link) = tail.split_once(' ').ok_or("`lid N <link>` expected")?;
+    let remote_lid = dec(peer_lid, "peer lid")?;
     let (width, speed, speed_ext, mlnx, vl_cap) = link_text(link)?;
     Ok(PortLine {
         line,
@@ -316,6 +324,7 @@ fn port_line(line: usize, s: &str, in_switch: bool) -> Res<PortLine> {
         remote_guid,
         remote_port,
         remote_port_guid,
+        remote_lid,
         width,
         speed,
         speed_ext,
@@ -408,6 +417,10 @@ impl Fabric {
         let mut from: Option<(u64, u64)> = None;
         let mut progress = Vec::new();
         let mut seen_node = false;
+        // Chassis blocks of `-g`: (number, GUID, member GUIDs); the block being read and
+        // whether its members may be taken (`# Chassis Switches` / `# Chassis CAs`).
+        let mut blocks: Vec<(u8, u64, Vec<u64>)> = Vec::new();
+        let mut block: Option<(usize, bool)> = None;
         for (i, raw) in text.split_inclusive('\n').enumerate() {
             let n = i + 1;
             let e = err(n);
@@ -418,6 +431,17 @@ impl Fabric {
                 continue;
             }
             if let Some(h) = line.strip_prefix('#') {
+                let member = match h {
+                    " Spine Nodes" | " Line Nodes" => Some(false),
+                    " Chassis Switches" | " Chassis CAs" => Some(true),
+                    _ => None,
+                };
+                if let Some(member) = member {
+                    let (b, _) =
+                        block.ok_or_else(|| e(format!("{line:?} outside a chassis block")))?;
+                    block = Some((b, member));
+                    continue;
+                }
                 if seen_node && !h.is_empty() {
                     return Err(e(format!(
                         "comment line {line:?} between nodes (a chassis section?)"
@@ -445,12 +469,28 @@ impl Fabric {
                 continue;
             }
             if line == "Non-Chassis Nodes" {
+                block = None;
                 continue;
             }
-            if line.starts_with("Chassis ") {
-                return Err(e(
-                    "chassis sections (`-g` on a fabric with chassis) are not supported".into(),
-                ));
+            if let Some(v) = line.strip_prefix("Chassis ") {
+                let (num, guid) = match v.split_once(" (guid ") {
+                    Some((num, g)) => (
+                        num,
+                        hex_u64(
+                            g.strip_suffix(')')
+                                .ok_or_else(|| e("`(guid 0x…)` expected".into()))?,
+                        )
+                        .map_err(e)?,
+                    ),
+                    None => (v, 0),
+                };
+                blocks.push((dec(num, "chassis number").map_err(e)?, guid, Vec::new()));
+                block = Some((blocks.len() - 1, false));
+                seen_node = true;
+                continue;
+            }
+            if line.starts_with("Hostname: ") && block.is_some() {
+                continue;
             }
             seen_node = true;
             if let Some(v) = line.strip_prefix("vendid=") {
@@ -464,7 +504,15 @@ impl Fabric {
                         .map_err(|_| e("devid out of range".into()))?,
                 );
             } else if let Some(v) = line.strip_prefix("sysimgguid=") {
+                let (v, chassis) = match v.split_once("\t\t# Chassis ") {
+                    Some((g, c)) => {
+                        let num = c.split(' ').next().unwrap_or_default();
+                        (g, Some(dec(num, "chassis number").map_err(e)?))
+                    }
+                    None => (v, None),
+                };
                 ids.system_image_guid = Some(hex_u64(v).map_err(e)?);
+                ids.chassis = chassis;
             } else if let Some(v) = line.strip_prefix("switchguid=") {
                 let v = v.split_once("\t# ").map_or(v, |(g, _)| g);
                 let (g, p) = v
@@ -482,12 +530,15 @@ impl Fabric {
                 ids.guid = Some((NodeType::Router, hex_u64(v).map_err(e)?, None));
             } else if let Some(rest) = line.strip_prefix("Switch\t") {
                 let node = switch_header(rest).map_err(e)?;
+                Self::chassis_member(&mut blocks, block, node.guid).map_err(e)?;
                 sections.push(Self::section(n, node, std::mem::take(&mut ids)).map_err(e)?);
             } else if let Some(rest) = line.strip_prefix("Ca\t") {
                 let node = ca_header(NodeType::ChannelAdapter, rest).map_err(e)?;
+                Self::chassis_member(&mut blocks, block, node.guid).map_err(e)?;
                 sections.push(Self::section(n, node, std::mem::take(&mut ids)).map_err(e)?);
             } else if let Some(rest) = line.strip_prefix("Rt\t") {
                 let node = ca_header(NodeType::Router, rest).map_err(e)?;
+                Self::chassis_member(&mut blocks, block, node.guid).map_err(e)?;
                 sections.push(Self::section(n, node, std::mem::take(&mut ids)).map_err(e)?);
             } else if line.starts_with('[') {
                 let s = sections
@@ -564,6 +615,19 @@ impl Fabric {
             nodes.push(node);
         }
         fabric.nodes = nodes;
+        fabric.chassis = blocks
+            .into_iter()
+            .map(|(number, guid, members)| Chassis {
+                number,
+                guid,
+                nodes: members
+                    .iter()
+                    .filter_map(|g| index.get(g).copied())
+                    .collect(),
+                spines: Vec::new(),
+                lines: Vec::new(),
+            })
+            .collect();
         for (si, s) in sections.iter().enumerate() {
             for pl in &s.ports {
                 let e = err(pl.line);
@@ -596,6 +660,13 @@ impl Fabric {
                     return Err(e(format!(
                         "link to {:#x} port {} is listed differently from the other end",
                         pl.remote_guid, pl.remote_port
+                    )));
+                }
+                if pl.remote_lid != rn.shown_lid(pl.remote_port) {
+                    return Err(e(format!(
+                        "peer lid {} in the comment, but the peer's section says {}",
+                        pl.remote_lid,
+                        rn.shown_lid(pl.remote_port)
                     )));
                 }
                 if let Some(g) = pl.remote_port_guid {
@@ -669,6 +740,25 @@ impl Fabric {
         Ok(fabric)
     }
 
+    fn chassis_member(
+        blocks: &mut [(u8, u64, Vec<u64>)],
+        block: Option<(usize, bool)>,
+        guid: u64,
+    ) -> Res<()> {
+        match block {
+            None => Ok(()),
+            Some((_, false)) => {
+                Err("a node under `# Spine Nodes` / `# Line Nodes` (Voltaire chassis)".into())
+            }
+            Some((b, true)) => {
+                if let Some(blk) = blocks.get_mut(b) {
+                    blk.2.push(guid);
+                }
+                Ok(())
+            }
+        }
+    }
+
     fn section(line: usize, mut node: Node, ids: Ids) -> Res<Section> {
         let (t, guid, port0) = ids.guid.ok_or("node header without its `…guid=` line")?;
         if t != node.node_type || guid != node.guid {
@@ -680,6 +770,11 @@ impl Fabric {
         node.vendor_id = ids.vendor_id.ok_or("node without `vendid=`")?;
         node.device_id = ids.device_id.ok_or("node without `devid=`")?;
         node.system_image_guid = ids.system_image_guid.unwrap_or(0);
+        node.chassis = ids.chassis.map(|number| NodeChassis {
+            number,
+            chassis_type: None,
+            slot: None,
+        });
         if let Some(p0) = port0 {
             node.port_guid = p0;
             let mut p = Port::new(0, p0);

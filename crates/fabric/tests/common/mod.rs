@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use ibsim_harness::{fabrics_dir, run_with_timeout, Ibsim};
 
-/// The fabrics captured (file stems under `fabrics/`).
-pub const FABRICS: [&str; 2] = ["example", "fattree-1008"];
+/// The fabrics captured: file stems under `fabrics/` or, for `mixed`, `tests/data/`.
+pub const FABRICS: [&str; 3] = ["example", "fattree-1008", "mixed"];
 
 /// One captured `ibnetdiscover` invocation.
 pub struct Case {
@@ -82,7 +82,13 @@ pub fn name_map_path() -> PathBuf {
 
 /// ibsim on `fabrics/<fabric>.net` after one opensm sweep (so LIDs exist).
 pub fn start(fabric: &str) -> Ibsim {
-    let sim = Ibsim::start(fabrics_dir().join(format!("{fabric}.net"))).expect("start ibsim");
+    let file = format!("{fabric}.net");
+    let path = if data_dir().join(&file).exists() {
+        data_dir().join(file)
+    } else {
+        fabrics_dir().join(file)
+    };
+    let sim = Ibsim::start(&path).expect("start ibsim");
     sim.run_sm_once().expect("opensm sweep");
     sim
 }
