@@ -233,8 +233,14 @@ pub struct DiscoverStats {
     pub timeouts: usize,
     /// SMPs answered with an error status, malformed, or failed locally.
     pub errors: usize,
-    /// The most SMPs this walk had in flight at once.
+    /// Requests the rpc handed to the port during the walk (each once, however often the
+    /// transport retried it).
+    pub sent: u64,
+    /// The most requests the rpc had in flight at once (its maximum since it was made).
     pub max_in_flight: usize,
+    /// The most SMPs the walk had handed to the rpc and not yet collected (sent or waiting
+    /// in the rpc's queue).
+    pub max_submitted: usize,
     /// libibnetdisc's `maxhops_discovered` (printed by `ibnetdiscover -m`).
     pub max_hops_discovered: u32,
     /// Wall-clock time of the walk.
@@ -271,16 +277,7 @@ impl Discovery {
 /// are reported in [`Discovery::missed`].
 pub fn discover(port: umad::Port, opts: &DiscoverOptions) -> umad::Result<Discovery> {
     let rpc = match opts.outstanding {
-        Some(n) => {
-            let n = n.max(1);
-            Rpc::with_window(
-                port,
-                umad::rpc::Window {
-                    total: n,
-                    per_destination: n,
-                },
-            )
-        }
+        Some(n) => Rpc::with_window(port, umad::rpc::Window::of(n)),
         None => Rpc::new(port),
     };
     discover_with(&rpc, opts)
@@ -296,9 +293,13 @@ pub fn discover_with(rpc: &Rpc, opts: &DiscoverOptions) -> umad::Result<Discover
     // ib_resolve_self_via: NodeInfo and PortInfo of the local port.
     let self_node = rpc.smp_get::<NodeInfo>(&umad::rpc::Target::Dr(DrPath::local()), 0)?;
     let self_port = rpc.smp_get::<PortInfo>(&umad::rpc::Target::Dr(DrPath::local()), 0)?;
+    let before = rpc.stats();
     let mut scan = Scan::new(opts);
     scan.run(rpc)?;
     let mut d = scan.finish();
+    let after = rpc.stats();
+    d.stats.sent = after.sent - before.sent;
+    d.stats.max_in_flight = after.max_in_flight;
     d.self_lid = self_port.lid;
     d.self_node = self_node;
     d.stats.elapsed = started.elapsed();
@@ -420,7 +421,7 @@ impl<'o> Scan<'o> {
                     }
                 }
                 next_send += 1;
-                self.stats.max_in_flight = self.stats.max_in_flight.max(tickets.len());
+                self.stats.max_submitted = self.stats.max_submitted.max(tickets.len());
             }
             if let Some(result) = self.queue[next_handle].result.take() {
                 self.handle(next_handle, result);
@@ -796,7 +797,7 @@ fn outcome(c: Completion) -> Result<Vec<u8>, MissReason> {
         }
         Outcome::Timeout => Err(MissReason::Timeout),
         Outcome::Aborted => Err(MissReason::Failed("aborted".into())),
-        other => Err(MissReason::Failed(format!("{other:?}"))),
+        Outcome::Failed(e) => Err(MissReason::Failed(e.to_string())),
     }
 }
 
