@@ -407,7 +407,7 @@ fn write_all(out: &mut dyn Write, bytes: &[u8]) -> Result<(), CliError> {
 /// ([`ibfabric::discover::discover`]): `-o` is the window of SMPs in flight, `-t` the
 /// timeout per try, `MLX_EPI` (ibdiag.conf) whether Mellanox ExtendedPortInfo is read, `-s`
 /// records the progress lines. SMPs that got no answer are counted on stderr (listed with
-/// `-v`/`-d`); the fabric keeps what was learnt, as libibnetdisc's does.
+/// `-v`, `-e` or `-d`); the fabric keeps what was learnt, as libibnetdisc's does.
 fn discover(opts: &Options) -> Result<Fabric, CliError> {
     let port = opts.common.open_smi_port()?;
     let display = Arc::new(Mutex::new(Progress::stderr()));
@@ -441,7 +441,7 @@ fn discover(opts: &Options) -> Result<Fabric, CliError> {
             "ibnetdiscover: warning: {} SMPs got no usable answer; the topology is partial",
             d.missed.len()
         );
-        if opts.common.verbose > 0 || opts.common.debug > 0 {
+        if opts.common.verbose > 0 || opts.common.errors {
             for m in &d.missed {
                 eprintln!("  {m}");
             }

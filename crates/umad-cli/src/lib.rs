@@ -2,7 +2,7 @@
 //!
 //! `umad <tool> [args]` runs a tool; so does a link to the binary named after the tool
 //! (`ln -s umad ibnetdiscover; ./ibnetdiscover -p`): the basename of `argv[0]` picks it.
-//! `umad --help` lists the tools.
+//! `umad --help` lists the tools; `umad help <tool>` is `umad <tool> --help`.
 //!
 //! Each tool is one module with a `main(prog, args) -> exit code` and one entry in [`TOOLS`];
 //! the options every infiniband-diags tool shares (`-C`, `-P`, `-t`, `-d`, `-v`, `-V`, `-h`,
@@ -79,10 +79,17 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
         return exit::USAGE;
     };
     match first.to_str() {
-        Some("-h" | "--help" | "help") => {
-            print!("{}", usage());
-            exit::OK
-        }
+        Some("-h" | "--help" | "help") => match args.get(1).and_then(|a| a.to_str()) {
+            // `umad help <tool>`: the tool's own help.
+            Some(name) if find_tool(name).is_some() => {
+                let tool = find_tool(name).expect("checked");
+                (tool.main)(tool.name, vec![OsString::from("--help")])
+            }
+            _ => {
+                print!("{}", usage());
+                exit::OK
+            }
+        },
         Some("-V" | "--version") => {
             println!("umad {}", env!("CARGO_PKG_VERSION"));
             exit::OK

@@ -20,6 +20,10 @@ fn umad_help_lists_the_tools() {
     for tool in umad_cli::TOOLS {
         assert!(text.contains(tool.name), "{text}");
     }
+    // `umad help <tool>` is the tool's -h: usage on stderr, exit 2 as C.
+    let out = run(Command::new(umad()).args(["help", "ibnetdiscover"]));
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: ibnetdiscover"));
     let out = run(&mut Command::new(umad()));
     assert_eq!(code(&out), 2, "no tool: usage");
     let out = run(Command::new(umad()).arg("nosuchtool"));
