@@ -468,6 +468,27 @@ mod tests {
         assert_eq!(ctime_utc(-1), "Wed Dec 31 23:59:59 1969");
     }
 
+    /// Random text never panics the hand-written parsers.
+    #[test]
+    fn parsers_never_panic() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let alphabet = b"0123456789abcdefxX+- =#\n\t,CAPortimeuMLX_EPIkysnd\xff";
+        for len in 0..200 {
+            let text: String = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    alphabet[(x % alphabet.len() as u64) as usize] as char
+                })
+                .collect();
+            let _ = parse_c_number(&text);
+            let mut o = CommonOpts::default();
+            apply_config(&mut o, &text);
+            let _ = ibfabric::diff::Checks::parse_keys(&text);
+        }
+    }
+
     #[test]
     fn config_file() {
         let mut o = CommonOpts::default();

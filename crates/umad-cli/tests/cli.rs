@@ -81,6 +81,20 @@ fn exit_codes_as_c() {
         let out = run(Command::new(umad()).arg("ibnetdiscover").args(args));
         assert_eq!(code(&out), 2, "{args:?}");
     }
+    // Arguments that are not UTF-8: a usage error, not a panic.
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::ffi::OsStr::from_bytes(b"\xff\xfe");
+        let out = run(Command::new(umad()).arg(bad));
+        assert_eq!(code(&out), 2);
+        let out = run(Command::new(umad()).args([
+            "ibnetdiscover".as_ref(),
+            std::ffi::OsStr::new("-C"),
+            bad,
+        ]));
+        assert_eq!(code(&out), 2);
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    }
     // -t must be a positive integer: C's IBEXIT, 255.
     let out = run(Command::new(umad()).args(["ibnetdiscover", "-t", "0"]));
     assert_eq!(code(&out), 255);
