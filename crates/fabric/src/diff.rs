@@ -24,6 +24,7 @@ use std::fmt;
 use ibmad::{LinkSpeed, LinkWidth, NodeType, PhysPortState, PortState};
 use serde::{Serialize, Serializer};
 
+use crate::ibnetdiscover::NodeNameMap;
 use crate::model::{Fabric, Node, Port};
 
 /// The version of the diff's JSON layout.
@@ -560,6 +561,23 @@ impl FabricDiff {
         Ok(())
     }
 
+    /// Replaces every node description with its name from `map` (`--node-name-map`;
+    /// [`NodeNameMap::remap`]: the mapped name, else the cleaned description), as the C
+    /// tools show nodes.
+    pub fn rename(&mut self, map: &NodeNameMap) {
+        let mut fix = |guid: u64, d: &mut String| *d = map.remap(guid, d).into_owned();
+        for n in self.nodes_added.iter_mut().chain(&mut self.nodes_removed) {
+            fix(n.guid, &mut n.description);
+        }
+        for l in self.links_added.iter_mut().chain(&mut self.links_removed) {
+            fix(l.a.guid, &mut l.a.description);
+            fix(l.b.guid, &mut l.b.description);
+        }
+        for c in &mut self.changes {
+            fix(c.node.guid, &mut c.node.description);
+        }
+    }
+
     /// [`FabricDiff::write_text`] into a `String`.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
@@ -690,6 +708,12 @@ mod tests {
              ~ Switch 0x0000000000000100 \"sw\" port 2: state Active -> Down\n"
         );
         // Backwards: added.
+        let mut named = d.clone();
+        named.rename(&NodeNameMap::parse("0x100 \"big switch\"\n").unwrap());
+        assert!(named
+            .to_text()
+            .contains("0x0000000000000100[2] \"big switch\""));
+        assert!(named.to_text().contains("\"ca1\""));
         let back = diff(&new, &old, Checks::ALL);
         assert_eq!(back.nodes_added.len(), 1);
         assert_eq!(back.links_added.len(), 1);

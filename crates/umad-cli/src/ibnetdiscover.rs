@@ -361,13 +361,17 @@ pub fn run(opts: &Options) -> Result<i32, CliError> {
         };
         (fabric.to_ibnetdiscover(&o), false)
     } else if let Some(saved) = &saved {
-        let d = diff(saved, &fabric, opts.diffcheck);
+        let mut d = diff(saved, &fabric, opts.diffcheck);
         if !d.is_empty() {
             code = exit::DIFFERENCES;
         }
+        // The text names nodes as the C tools do (the map); JSON keeps the descriptions.
         let text = if opts.json {
             d.to_json() + "\n"
         } else {
+            if let Some(map) = &names {
+                d.rename(map);
+            }
             d.to_text()
         };
         (text, false)

@@ -231,6 +231,18 @@ fn diff_between_saved_topologies() {
     let out = diff(&a, &a, &["--json"]);
     assert_eq!(code(&out), 0);
     assert_valid(&diff_schema(), &String::from_utf8(out.stdout).unwrap());
+    // With a node name map the text names nodes by it; the JSON keeps descriptions.
+    let map = dir.path().join("map");
+    std::fs::write(&map, "0x200 \"core-1\"\n").unwrap();
+    let out = diff(&a, &b, &["--node-name-map", map.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("0x0000000000000200[2] \"core-1\""), "{text}");
+    let out = diff(
+        &a,
+        &b,
+        &["--json", "--node-name-map", map.to_str().unwrap()],
+    );
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("core-1"));
     // Only switch LIDs: nothing differs.
     assert_eq!(code(&diff(&a, &b, &["--diffcheck", "sw,lid"])), 0);
 }
