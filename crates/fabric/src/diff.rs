@@ -565,7 +565,7 @@ impl FabricDiff {
     /// [`NodeNameMap::remap`]: the mapped name, else the cleaned description), as the C
     /// tools show nodes.
     pub fn rename(&mut self, map: &NodeNameMap) {
-        let mut fix = |guid: u64, d: &mut String| *d = map.remap(guid, d).into_owned();
+        let fix = |guid: u64, d: &mut String| *d = map.remap(guid, d).into_owned();
         for n in self.nodes_added.iter_mut().chain(&mut self.nodes_removed) {
             fix(n.guid, &mut n.description);
         }
