@@ -14,6 +14,7 @@ use std::path::Path;
 
 pub mod common;
 pub mod ibnetdiscover;
+pub mod saquery;
 
 /// Exit codes, as the C tools use them.
 pub mod exit {
@@ -39,11 +40,18 @@ pub struct Tool {
 }
 
 /// The tools, in `umad --help` order.
-pub const TOOLS: &[Tool] = &[Tool {
-    name: "ibnetdiscover",
-    about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
-    main: ibnetdiscover::main,
-}];
+pub const TOOLS: &[Tool] = &[
+    Tool {
+        name: "ibnetdiscover",
+        about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
+        main: ibnetdiscover::main,
+    },
+    Tool {
+        name: "saquery",
+        about: "query the subnet administrator's records (text as infiniband-diags, --json)",
+        main: saquery::main,
+    },
+];
 
 /// The tool called `name`, if there is one.
 pub fn find_tool(name: &str) -> Option<&'static Tool> {

@@ -105,6 +105,10 @@ pub mod service_record;
 pub mod sm_info_record;
 pub mod switch_info_record;
 
+// ClassPortInfo travels in the SA data area too (SA Get(ClassPortInfo)).
+impl_sa_record!(ClassPortInfo, attr_id::CLASS_PORT_INFO);
+use crate::attr::ClassPortInfo;
+
 pub use guid_info_record::GuidInfoRecord;
 pub use inform_info::{InformInfo, InformInfoRecord};
 pub use lft_record::LftRecord;
