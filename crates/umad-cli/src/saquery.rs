@@ -2,15 +2,14 @@
 //! options, same output byte for byte), plus `--json` (docs/json/saquery-v1.schema.json).
 //!
 //! Queries (name or alias, case-insensitive, as the first argument): ClassPortInfo (CPI),
-//! NodeRecord (NR, the default), SwitchInfoRecord (SWIR), LinkRecord (LR), PathRecord (PR),
+//! NodeRecord (NR, the default), PortInfoRecord (PIR), SwitchInfoRecord (SWIR), LinkRecord (LR), PathRecord (PR),
 //! MCMemberRecord (MCMR), ServiceRecord (SR), InformInfoRecord (IIR), SMInfoRecord (SMIR),
 //! GUIDInfoRecord (GIR), PKeyTableRecord (PKTR), LFTRecord (LFTR); and the commands `-N -D -L
 //! -l -G -O -U -s -g -m -c -p -x -S -I --src-to-dst --sgid-to-dgid`. Multi-record answers come
 //! whole through RMPP.
 //!
 //! Differences from C, on purpose:
-//! * PortInfoRecord (PIR), SL2VLTableRecord, VLArbitrationTableRecord and MFTRecord queries
-//!   are not implemented: they fail with a usage error (exit 2) saying so.
+//! * SL2VLTableRecord, VLArbitrationTableRecord and MFTRecord queries are not implemented: they fail with a usage error (exit 2) saying so.
 //! * A malformed number option (`--slid x`) is a usage error (exit 2), where C's `strtoul`
 //!   would read 0; a non-numeric `--smkey`/`--pkey`/`-q` is an error instead of a prompt.
 //! * `-h` prints clap's help (on stderr, exit 2, as C).
@@ -66,7 +65,7 @@ const QUERIES: &[(&str, &str, &str, Query)] = &[
         "PortInfoRecord",
         "PIR",
         "[[lid]/[port]/[options]]",
-        Query::Unsupported,
+        Query::PortInfo,
     ),
     (
         "SL2VLTableRecord",
@@ -118,6 +117,7 @@ const QUERIES: &[(&str, &str, &str, Query)] = &[
 enum Query {
     ClassPortInfo,
     Node,
+    PortInfo,
     PKeyTable,
     InformInfo,
     Link,
@@ -1118,6 +1118,29 @@ fn dispatch(
                 out.record(dump_node_record(&r, map));
             }
         }
+        Query::PortInfo => {
+            let mut t = PortInfoRecord::default();
+            let mut mask = 0;
+            use sa::port_info_record::comp;
+            if let Some(a) = args.first() {
+                let (lid, port, options) = parse_lid_and_ports(sa, a)?;
+                if lid != 0 {
+                    t.endport_lid = lid;
+                    mask |= comp::ENDPORT_LID;
+                }
+                if let Some(pn) = port.filter(|&v| v as i8 != -1) {
+                    t.port_num = pn as u8;
+                    mask |= comp::PORT_NUM;
+                }
+                if let Some(op) = options.filter(|&v| v as i8 != -1) {
+                    t.options = op as u8;
+                    mask |= comp::OPTIONS;
+                }
+            }
+            for r in sa.table(&t, mask)? {
+                out.record(dump_one_portinfo_record(&r, o.common.show_keys));
+            }
+        }
         Query::Path => {
             for r in sa.table(&path_template(p).0, path_template(p).1)? {
                 out.record(dump_path_record(&r));
@@ -1438,6 +1461,43 @@ fn dump_node_record(nr: &NodeRecord, map: Option<&NodeNameMap>) -> Record {
     d.field(w, "vendor_id", t, v);
     let name = node_name(map, nr);
     d.field(w, "NodeDescription", name.clone(), json!(name));
+    d
+}
+
+/// C's `dump_one_portinfo_record`: the record's ID, then the whole PortInfo as
+/// infiniband-diags' `dump_portinfo` prints it (libibmad's field dump, two tabs in; the
+/// M_Key hidden unless `-K`).
+fn dump_one_portinfo_record(r: &PortInfoRecord, show_keys: bool) -> Record {
+    use ibmad::dump;
+    let mut d = Record::new("PortInfoRecord", "PortInfoRecord dump:");
+    let w = 24;
+    d.line("\tRID");
+    let (t, v) = dec(r.endport_lid);
+    d.field(w, "EndPortLid", t, v);
+    let (t, v) = dec(r.port_num);
+    d.field(w, "PortNum", t, v);
+    d.field(w, "Options", format!("0x{:x}", r.options), json!(r.options));
+    d.line("\tPortInfo dump:");
+    let mut raw = [0u8; ibmad::PortInfo::LEN];
+    r.port_info.emit(&mut raw);
+    for f in dump::PORT_INFO {
+        let value = dump::get_bits(&raw, f.offset, f.width);
+        if f.name == dump::PORT_INFO_MKEY && !show_keys {
+            d.line(&format!("\t\t{}{NOT_DISPLAYED}", dump::label(f.name)));
+            d.fields.insert(f.name.into(), json!(NOT_DISPLAYED));
+            continue;
+        }
+        d.line(&format!(
+            "\t\t{}",
+            dump::field_line(f.name, f.fmt, f.width, value)
+        ));
+        let v = if f.width > 32 {
+            json!(format!("0x{value:016x}"))
+        } else {
+            json!(value)
+        };
+        d.fields.insert(f.name.into(), v);
+    }
     d
 }
 

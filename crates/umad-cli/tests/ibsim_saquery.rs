@@ -153,6 +153,7 @@ fn compare(fabric: &str, full: bool) {
     let lid_port = format!("{sw_lid}/1");
     let gir_block = format!("{lid1}/0");
     let lft_block = format!("{sw_lid}/0");
+    let sw_port0 = lft_block.clone();
     let map = sim.workdir().join("node-name-map");
     std::fs::write(&map, format!("{guid} \"mapped name\"\n")).unwrap();
     let map = map.to_str().unwrap().to_string();
@@ -172,6 +173,10 @@ fn compare(fabric: &str, full: bool) {
         vec!["-G", name1],
         vec!["-O", lid1],
         vec!["-U", &guid],
+        vec!["PIR"],
+        vec!["PIR", lid1],
+        vec!["PortInfoRecord", &lid_port],
+        vec!["-K", "PIR", &sw_port0],
         vec!["-c"],
         vec!["CPI"],
         vec!["-s"],
@@ -226,7 +231,9 @@ fn compare(fabric: &str, full: bool) {
         cases.retain(|c| {
             matches!(
                 c.first().copied(),
-                None | Some("-x" | "SWIR" | "-D" | "-s" | "-g" | "-c" | "--src-to-dst" | "-O")
+                None | Some(
+                    "-x" | "SWIR" | "PIR" | "-D" | "-s" | "-g" | "-c" | "--src-to-dst" | "-O"
+                )
             )
         });
     }
