@@ -13,7 +13,9 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 pub mod common;
+pub mod dest;
 pub mod ibnetdiscover;
+pub mod smpquery;
 
 /// Exit codes, as the C tools use them.
 pub mod exit {
@@ -39,11 +41,18 @@ pub struct Tool {
 }
 
 /// The tools, in `umad --help` order.
-pub const TOOLS: &[Tool] = &[Tool {
-    name: "ibnetdiscover",
-    about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
-    main: ibnetdiscover::main,
-}];
+pub const TOOLS: &[Tool] = &[
+    Tool {
+        name: "ibnetdiscover",
+        about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
+        main: ibnetdiscover::main,
+    },
+    Tool {
+        name: "smpquery",
+        about: "query one SMP attribute (NodeInfo, PortInfo, SwitchInfo, PKeys, SL2VL, ...)",
+        main: smpquery::main,
+    },
+];
 
 /// The tool called `name`, if there is one.
 pub fn find_tool(name: &str) -> Option<&'static Tool> {
