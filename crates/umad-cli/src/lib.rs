@@ -13,8 +13,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 pub mod common;
+pub mod dest;
 pub mod ibnetdiscover;
 pub mod saquery;
+pub mod smpquery;
 
 /// Exit codes, as the C tools use them.
 pub mod exit {
@@ -50,6 +52,11 @@ pub const TOOLS: &[Tool] = &[
         name: "saquery",
         about: "query the subnet administrator's records (text as infiniband-diags, --json)",
         main: saquery::main,
+    },
+    Tool {
+        name: "smpquery",
+        about: "query one SMP attribute (NodeInfo, PortInfo, SwitchInfo, PKeys, SL2VL, ...)",
+        main: smpquery::main,
     },
 ];
 
