@@ -15,6 +15,7 @@ use std::path::Path;
 pub mod common;
 pub mod dest;
 pub mod ibnetdiscover;
+pub mod ibroute;
 pub mod saquery;
 pub mod smpquery;
 
@@ -47,6 +48,11 @@ pub const TOOLS: &[Tool] = &[
         name: "ibnetdiscover",
         about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
         main: ibnetdiscover::main,
+    },
+    Tool {
+        name: "ibroute",
+        about: "dump a switch's unicast or multicast forwarding table",
+        main: ibroute::main,
     },
     Tool {
         name: "saquery",

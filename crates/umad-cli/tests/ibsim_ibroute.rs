@@ -1,0 +1,175 @@
+//! `umad ibroute` against C `ibroute` on live ibsim fabrics after opensm configured them: the
+//! same stdout byte for byte and the same exit code, unicast and `-M` multicast, with `-a`,
+//! `-n`, LID ranges, `-D`, `-G`, `--node-name-map` and the errors (not a switch, a bad LID,
+//! an unreachable route, no arguments), on `example.net`, `mixed.net` and
+//! `fattree-1008.net`. C runs under umad2sim, ours natively; both at the netfile's default
+//! port. Every `--json` validates against docs/json/ibroute-v1.schema.json.
+
+mod common;
+
+use common::{assert_valid, native, repo_root, run, umad};
+use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
+
+/// Exit code and stdout. C names itself by `argv[0]`, the full path the harness ran: the
+/// `iberror` lines are compared with the tool's name.
+fn c_run(sim: &Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
+    let out = run(sim.umad2sim_command(tool).args(args));
+    let text = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| match l.split_once(": iberror: ") {
+            Some((p, rest)) if p.ends_with(&format!("/{tool}")) => {
+                format!("{tool}: iberror: {rest}\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn our_run(sim: &Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
+    let out = run(native(sim, &umad()).arg(tool).args(args));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// (GUID, LID) of every switch in C `ibnetdiscover` output.
+pub fn switches(text: &str) -> Vec<(String, String)> {
+    let mut guid = None;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if let Some(g) = l.strip_prefix("switchguid=") {
+            guid = g.split('(').next().map(str::to_string);
+        }
+        if l.starts_with("Switch") {
+            let lid = l
+                .split(" lid ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next());
+            if let (Some(g), Some(lid)) = (guid.take(), lid) {
+                out.push((g, lid.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The LID of each CA's first port in C `ibnetdiscover` output.
+fn ca_lids(text: &str) -> Vec<String> {
+    let mut in_ca = false;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if l.starts_with("Ca") {
+            in_ca = true;
+        } else if in_ca && l.starts_with('[') {
+            if let Some(lid) = l
+                .split("# lid ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+            {
+                out.push(lid.to_string());
+            }
+            in_ca = false;
+        }
+    }
+    out
+}
+
+fn compare(fabric: &str, full: bool) {
+    if !require_ibsim(&format!("ibsim_ibroute::{fabric}")) {
+        return;
+    }
+    let mut sim = Ibsim::start(fabrics_dir().join(fabric)).expect("ibsim starts");
+    sim.start_sm_daemon().expect("opensm");
+    let (_, topology) = c_run(&sim, "ibnetdiscover", &[]);
+    let sws = switches(&topology);
+    let cas = ca_lids(&topology);
+    assert!(sws.len() >= 2 && !cas.is_empty(), "{topology}");
+    let (sw_guid, sw) = sws[0].clone();
+    let sw2 = sws[sws.len() - 1].1.clone();
+    let ca = cas[0].clone();
+    let map = sim.workdir().join("node-name-map");
+    std::fs::write(&map, format!("{sw_guid} \"mapped switch\"\n")).unwrap();
+    let map = map.to_str().unwrap().to_string();
+    let mut cases: Vec<Vec<&str>> = vec![
+        vec![&sw],
+        vec!["-n", &sw],
+        vec!["-M", &sw],
+        vec!["-M", "-n", &sw2],
+        vec!["-a", "-n", &sw, "0", "100"],
+        vec![&sw2, "1", "0x20"],
+        vec!["-a", &sw2, "0x10", "0x50"],
+        vec!["-a", &sw],
+        vec!["-M", "-a", &sw, "0xc000", "0xc01f"],
+        vec!["-M", &sw, "0xc000", "0xc010"],
+        vec!["-M", "-a", "-n", &sw2, "0xbfff", "0xc003"],
+        vec!["-D", "0,1"],
+        vec!["-M", "-D", "0,1"],
+        vec!["-G", &sw_guid],
+        vec!["--node-name-map", &map, &sw],
+        vec!["--node-name-map", &map, "-M", &sw],
+        vec![&sw, "64", "64"],
+        vec![&sw, "0x40"],
+        // Errors.
+        vec![&ca],
+        vec!["-M", &ca],
+        vec!["99999"],
+        vec!["0"],
+        vec![],
+        vec!["-D", "0,1,99"],
+        vec!["-G", "0x1234"],
+        vec!["-x"],
+    ];
+    if !full {
+        cases.truncate(5);
+        cases.push(vec![&ca]);
+    }
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("docs/json/ibroute-v1.schema.json")).unwrap(),
+    )
+    .unwrap();
+    for args in &cases {
+        let (c_code, c_out) = c_run(&sim, "ibroute", args);
+        let (our_code, our_out) = our_run(&sim, "ibroute", args);
+        assert_eq!(our_code, c_code, "{fabric} {args:?}: exit codes\n{c_out}");
+        assert_eq!(our_out, c_out, "{fabric} {args:?}: stdout differs");
+        if c_code == 0 {
+            let mut j = args.clone();
+            j.push("--json");
+            let (code, json) = our_run(&sim, "ibroute", &j);
+            assert_eq!(code, 0, "{fabric} {j:?}");
+            assert_valid(&schema, &json);
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let n = v["entries"].as_array().unwrap().len();
+            let dumped: usize = c_out
+                .lines()
+                .last()
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+                .expect("a count line");
+            assert_eq!(n, dumped, "{fabric} {j:?}: entries");
+        }
+    }
+    // A real table: the first switch routes to every CA LID.
+    let (_, lft) = our_run(&sim, "ibroute", &[&sw]);
+    for l in &cas {
+        let hex = format!("0x{:04x} ", l.parse::<u32>().unwrap());
+        assert!(lft.contains(&hex), "{fabric}: LID {l} not routed\n{lft}");
+    }
+}
+
+#[test]
+fn example_fabric() {
+    compare("example.net", true);
+}
+
+#[test]
+fn mixed_fabric() {
+    compare("mixed.net", true);
+}
+
+#[test]
+fn fattree_fabric() {
+    compare("fattree-1008.net", false);
+}
