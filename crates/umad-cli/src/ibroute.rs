@@ -24,8 +24,9 @@ use crate::exit;
 const EXCLUDED_COMMON: &str = "K";
 
 /// LIDs per LFT block, MLIDs per MFT block.
-const LIDS_PER_BLOCK: u32 = 64;
-const MLIDS_PER_BLOCK: u32 = 32;
+pub const LIDS_PER_BLOCK: u32 = 64;
+/// MLIDs per MFT block.
+pub const MLIDS_PER_BLOCK: u32 = 32;
 /// The unicast and multicast LID ranges (`IB_MAX_UCAST_LID`, `IB_MIN_MCAST_LID`,
 /// `IB_MAX_MCAST_LID`).
 const MAX_UCAST_LID: u32 = 0xbfff;
@@ -164,12 +165,31 @@ pub struct Dumped {
 }
 
 /// The switch a table belongs to (C's `check_switch`).
-struct Switch {
-    nports: u32,
-    guid: u64,
-    name: String,
-    info: SwitchInfo,
+pub struct Switch {
+    /// How it is addressed, as C prints it (`portid2str`).
+    pub address: String,
+    /// Its number of ports.
+    pub nports: u32,
+    /// Its node GUID.
+    pub guid: u64,
+    /// Its name (node name map, else description).
+    pub name: String,
+    /// Its SwitchInfo.
+    pub info: SwitchInfo,
 }
+
+/// What the dump of one switch does when a block cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// `ibroute`: say so and stop (no count line).
+    Stop,
+    /// `dump_lfts`/`dump_mfts`: say so and go on with the data read before.
+    Continue,
+}
+
+/// What is known about the port behind a LID: (node type, port GUID, node GUID, name, base
+/// LID, LMC).
+pub type LidInfo = (NodeType, u64, u64, String, u16, u8);
 
 /// Reading tables over one port.
 pub struct Tables<'a> {
@@ -181,10 +201,14 @@ pub struct Tables<'a> {
 
 impl Tables<'_> {
     fn name(&self, guid: u64, desc: &NodeDescription) -> String {
-        let d = desc.as_str();
+        self.name_of(guid, &desc.as_str())
+    }
+
+    /// C's `remap_node_name`: the map's name for `guid`, else the cleaned description.
+    pub fn name_of(&self, guid: u64, desc: &str) -> String {
         match self.map {
-            Some(m) => m.remap(guid, &d).into_owned(),
-            None => clean_description(&d).into_owned(),
+            Some(m) => m.remap(guid, desc).into_owned(),
+            None => clean_description(desc).into_owned(),
         }
     }
 
@@ -209,6 +233,7 @@ impl Tables<'_> {
             .and_then(|d| SwitchInfo::parse(&d).ok())
             .ok_or("switch info failed: is a switch node?")?;
         Ok(Switch {
+            address: dest.to_c_string(),
             nports: u32::from(ni.num_ports),
             guid: ni.node_guid,
             name: self.name(ni.node_guid, &nd),
@@ -216,9 +241,51 @@ impl Tables<'_> {
         })
     }
 
-    /// The unicast table (C's `dump_unicast_tables`).
+    /// The unicast table of the switch at `dest` (ibroute's `dump_unicast_tables`).
     pub fn unicast(&self, dest: &Dest, req: &Request) -> Result<Dumped, &'static str> {
         let sw = self.check_switch(dest)?;
+        let mut lookup = |lid: u32| self.lookup_lid(lid);
+        Ok(self.unicast_of(dest, &sw, req, OnError::Stop, &mut lookup))
+    }
+
+    /// C's `dump_lid` lookup by SMPs: NodeDescription, PortInfo and NodeInfo of `lid`.
+    fn lookup_lid(&self, lid: u32) -> Result<LidInfo, &'static str> {
+        let d = Dest::lid(lid as u16);
+        let nd = self.port.get(&d, id::NODE_DESC, 0);
+        let pi = nd
+            .as_ref()
+            .and_then(|_| self.port.get(&d, id::PORT_INFO, 0));
+        let ni = pi
+            .as_ref()
+            .and_then(|_| self.port.get(&d, id::NODE_INFO, 0));
+        let parsed = (|| {
+            Some((
+                NodeDescription::parse(nd.as_deref()?).ok()?,
+                PortInfo::parse(pi.as_deref()?).ok()?,
+                NodeInfo::parse(ni.as_deref()?).ok()?,
+            ))
+        })();
+        let (nd, pi, ni) = parsed.ok_or(": (unknown node and type)")?;
+        Ok((
+            ni.node_type,
+            ni.port_guid,
+            ni.node_guid,
+            self.name(ni.node_guid, &nd),
+            pi.lid,
+            pi.lmc,
+        ))
+    }
+
+    /// The unicast table of `sw` at `dest`, LIDs described by `lookup` (C's
+    /// `dump_unicast_tables` of ibroute and of dump_fts).
+    pub fn unicast_of(
+        &self,
+        dest: &Dest,
+        sw: &Switch,
+        req: &Request,
+        on_error: OnError,
+        lookup: &mut dyn FnMut(u32) -> Result<LidInfo, &'static str>,
+    ) -> Dumped {
         let top = u32::from(sw.info.linear_fdb_top);
         let start = req.start;
         let mut end = req.end;
@@ -234,9 +301,7 @@ impl Tables<'_> {
         }
         let mut text = format!(
             "Unicast lids [0x{start:x}-0x{end:x}] of switch {} guid 0x{:016x} ({}):\n",
-            dest.to_c_string(),
-            sw.guid,
-            sw.name
+            sw.address, sw.guid, sw.name
         );
         text.push_str("  Lid  Out   Destination\n       Port     Info \n");
         let mut entries = Vec::new();
@@ -244,12 +309,18 @@ impl Tables<'_> {
         let first_block = start / LIDS_PER_BLOCK;
         let end_block = end.div_ceil(LIDS_PER_BLOCK);
         let mut complete = true;
-        'blocks: for block in first_block..end_block {
-            let Some(lft) = self.port.get(dest, id::LFT, block) else {
-                eprintln!("SubnGet() failed; MAD status 0x0 AM 0x{block:x}");
-                complete = false;
-                break 'blocks;
-            };
+        let mut lft = vec![0u8; LIDS_PER_BLOCK as usize];
+        for block in first_block..end_block {
+            match self.port.get(dest, id::LFT, block) {
+                Some(data) => lft.copy_from_slice(&data[..LIDS_PER_BLOCK as usize]),
+                None => {
+                    eprintln!("SubnGet() failed; MAD status 0x0 AM 0x{block:x}");
+                    if on_error == OnError::Stop {
+                        complete = false;
+                        break;
+                    }
+                }
+            }
             let lo = (block * LIDS_PER_BLOCK).max(start);
             let hi = (block * LIDS_PER_BLOCK + LIDS_PER_BLOCK).min(end + 1);
             for lid in lo..hi {
@@ -261,7 +332,7 @@ impl Tables<'_> {
                 let info = if req.brief {
                     String::new()
                 } else {
-                    lids.describe(self, lid, valid)
+                    lids.describe(lid, valid, lookup)
                 };
                 text.push_str(&format!("0x{lid:04x} {out:03} {info}\n"));
                 entries.push(json!({ "lid": lid, "port": out, "valid": valid, "info": info }));
@@ -274,21 +345,21 @@ impl Tables<'_> {
                 if req.dump_all { "" } else { "valid " }
             ));
         }
-        Ok(Dumped {
+        Dumped {
             text,
             json: json!({
                 "schema_version": 1,
                 "kind": "unicast",
-                "switch": switch_json(dest, &sw),
+                "switch": switch_json(sw),
                 "start": start,
                 "end": end,
                 "entries": entries,
                 "complete": complete,
             }),
-        })
+        }
     }
 
-    /// The multicast table (C's `dump_multicast_tables`).
+    /// The multicast table of the switch at `dest` (ibroute's `dump_multicast_tables`).
     pub fn multicast(
         &self,
         dest: &Dest,
@@ -296,6 +367,22 @@ impl Tables<'_> {
         verbose: bool,
     ) -> Result<Dumped, &'static str> {
         let sw = self.check_switch(dest)?;
+        let mut mft = Vec::new();
+        Ok(self.multicast_of(dest, &sw, req, verbose, OnError::Stop, &mut mft))
+    }
+
+    /// The multicast table of `sw` at `dest` (C's `dump_multicast_tables` of ibroute and of
+    /// dump_fts). `mft` holds the blocks last read, per 16-port chunk: C keeps them from
+    /// switch to switch, and a block that cannot be read leaves them as they were.
+    pub fn multicast_of(
+        &self,
+        dest: &Dest,
+        sw: &Switch,
+        req: &Request,
+        verbose: bool,
+        on_error: OnError,
+        mft: &mut Vec<[u16; MLIDS_PER_BLOCK as usize]>,
+    ) -> Dumped {
         let cap = u32::from(sw.info.multicast_fdb_cap);
         let top = u32::from(sw.info.multicast_fdb_top);
         let mut start = req.start;
@@ -330,9 +417,7 @@ impl Tables<'_> {
         let nports = sw.nports;
         let mut text = format!(
             "Multicast mlids [0x{start:x}-0x{end:x}] of switch {} guid 0x{:016x} ({}):\n",
-            dest.to_c_string(),
-            sw.guid,
-            sw.name
+            sw.address, sw.guid, sw.name
         );
         if req.brief {
             text.push_str(" MLid       Port Mask\n");
@@ -362,15 +447,19 @@ impl Tables<'_> {
         let chunks = (nports + 1).div_ceil(16);
         let mut entries = Vec::new();
         let mut complete = true;
-        // The last block of each port chunk read (C keeps them in a static table).
-        let mut mft = vec![[0u16; MLIDS_PER_BLOCK as usize]; chunks as usize];
+        if mft.len() < chunks as usize {
+            mft.resize(chunks as usize, [0u16; MLIDS_PER_BLOCK as usize]);
+        }
         'blocks: for block in start / MLIDS_PER_BLOCK..=end / MLIDS_PER_BLOCK {
-            for (j, chunk) in mft.iter_mut().enumerate() {
+            for (j, chunk) in mft.iter_mut().take(chunks as usize).enumerate() {
                 let attr_mod = (block - MIN_MCAST_LID / MLIDS_PER_BLOCK) | ((j as u32) << 28);
                 let Some(data) = self.port.get(dest, id::MFT, attr_mod) else {
                     eprintln!("SubnGet() failed; MAD status 0x0 AM 0x{attr_mod:x}");
-                    complete = false;
-                    break 'blocks;
+                    if on_error == OnError::Stop {
+                        complete = false;
+                        break 'blocks;
+                    }
+                    continue;
                 };
                 for (k, m) in chunk.iter_mut().enumerate() {
                     *m = u16::from_be_bytes([data[2 * k], data[2 * k + 1]]);
@@ -380,7 +469,7 @@ impl Tables<'_> {
             let hi = (block * MLIDS_PER_BLOCK + MLIDS_PER_BLOCK).min(end + 1);
             for mlid in lo..hi {
                 let idx = (mlid % MLIDS_PER_BLOCK) as usize;
-                let masks: Vec<u16> = mft.iter().map(|c| c[idx]).collect();
+                let masks: Vec<u16> = mft.iter().take(chunks as usize).map(|c| c[idx]).collect();
                 let nonzero = masks.iter().any(|&m| m != 0);
                 if !nonzero && !req.dump_all {
                     continue;
@@ -413,24 +502,24 @@ impl Tables<'_> {
                 if req.dump_all { "" } else { "valid " }
             ));
         }
-        Ok(Dumped {
+        Dumped {
             text,
             json: json!({
                 "schema_version": 1,
                 "kind": "multicast",
-                "switch": switch_json(dest, &sw),
+                "switch": switch_json(sw),
                 "start": start,
                 "end": end,
                 "entries": entries,
                 "complete": complete,
             }),
-        })
+        }
     }
 }
 
-fn switch_json(dest: &Dest, sw: &Switch) -> Value {
+fn switch_json(sw: &Switch) -> Value {
     json!({
-        "address": dest.to_c_string(),
+        "address": sw.address,
         "guid": format!("0x{:016x}", sw.guid),
         "name": sw.name,
         "num_ports": sw.nports,
@@ -448,7 +537,12 @@ struct LidCache {
 
 impl LidCache {
     /// C's `dump_lid`: `: (<type> portguid 0x...: '<name>')` for the port behind `lid`.
-    fn describe(&mut self, t: &Tables<'_>, lid: u32, valid: bool) -> String {
+    fn describe(
+        &mut self,
+        lid: u32,
+        valid: bool,
+        lookup: &mut dyn FnMut(u32) -> Result<LidInfo, &'static str>,
+    ) -> String {
         if lid <= self.last_port_lid {
             return if !valid {
                 format!(
@@ -474,30 +568,15 @@ impl LidCache {
             return ": (illegal port)".into();
         }
         self.port_guid = 0;
-        let d = Dest::lid(lid as u16);
-        let nd = t.port.get(&d, id::NODE_DESC, 0);
-        let pi = nd.as_ref().and_then(|_| t.port.get(&d, id::PORT_INFO, 0));
-        let ni = pi.as_ref().and_then(|_| t.port.get(&d, id::NODE_INFO, 0));
-        let parsed = (|| {
-            Some((
-                NodeDescription::parse(nd.as_deref()?).ok()?,
-                PortInfo::parse(pi.as_deref()?).ok()?,
-                NodeInfo::parse(ni.as_deref()?).ok()?,
-            ))
-        })();
-        let Some((nd, pi, ni)) = parsed else {
-            return ": (unknown node and type)".into();
+        let (node_type, port_guid, _node_guid, name, base, lmc) = match lookup(lid) {
+            Ok(info) => info,
+            Err(text) => return text.into(),
         };
-        self.port_guid = ni.port_guid;
-        if pi.lmc > 0 {
-            self.base_port_lid = u32::from(pi.lid);
-            self.last_port_lid = u32::from(pi.lid) + (1 << pi.lmc) - 1;
+        self.port_guid = port_guid;
+        if lmc > 0 {
+            self.base_port_lid = u32::from(base);
+            self.last_port_lid = u32::from(base) + (1 << lmc) - 1;
         }
-        format!(
-            ": ({} portguid 0x{:016x}: '{}')",
-            ni.node_type,
-            ni.port_guid,
-            t.name(ni.node_guid, &nd)
-        )
+        format!(": ({node_type} portguid 0x{port_guid:016x}: '{name}')")
     }
 }

@@ -14,6 +14,7 @@ use std::path::Path;
 
 pub mod common;
 pub mod dest;
+pub mod dump_fts;
 pub mod ibnetdiscover;
 pub mod ibroute;
 pub mod saquery;
@@ -48,6 +49,21 @@ pub const TOOLS: &[Tool] = &[
         name: "ibnetdiscover",
         about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
         main: ibnetdiscover::main,
+    },
+    Tool {
+        name: "dump_fts",
+        about: "dump every switch's unicast (or -M multicast) forwarding table",
+        main: dump_fts::main,
+    },
+    Tool {
+        name: "dump_lfts",
+        about: "dump_fts, as infiniband-diags' dump_lfts.sh wrapper",
+        main: dump_fts::main_lfts,
+    },
+    Tool {
+        name: "dump_mfts",
+        about: "dump_fts -M, as infiniband-diags' dump_mfts.sh wrapper",
+        main: dump_fts::main_mfts,
     },
     Tool {
         name: "ibroute",

@@ -151,6 +151,63 @@ fn compare(fabric: &str, full: bool) {
             assert_eq!(n, dumped, "{fabric} {j:?}: entries");
         }
     }
+    // dump_fts and its wrappers: every switch's table, in libibnetdisc's order.
+    let mut fts: Vec<(&str, Vec<&str>)> = vec![
+        ("dump_fts", vec![]),
+        ("dump_fts", vec!["-n"]),
+        ("dump_fts", vec!["-M"]),
+        ("dump_lfts", vec![]),
+        ("dump_mfts", vec!["-n"]),
+    ];
+    if full {
+        fts.extend([
+            ("dump_fts", vec!["-a"]),
+            ("dump_fts", vec!["-M", "-n", "-a", "0xc000", "0xc003"]),
+            ("dump_fts", vec!["1", "0x10"]),
+            ("dump_fts", vec!["--node-name-map", &map]),
+            ("dump_lfts", vec!["-n", "0", "4"]),
+            ("dump_mfts", vec![]),
+            ("dump_fts", vec!["-x"]),
+        ]);
+    }
+    let fts_schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("docs/json/dump_fts-v1.schema.json")).unwrap(),
+    )
+    .unwrap();
+    for (tool, args) in &fts {
+        let (c_code, c_out) = c_run(&sim, tool, args);
+        let (our_code, our_out) = our_run(&sim, tool, args);
+        assert_eq!(
+            our_code, c_code,
+            "{fabric} {tool} {args:?}: exit codes\n{c_out}"
+        );
+        assert_eq!(our_out, c_out, "{fabric} {tool} {args:?}: stdout differs");
+        if args.is_empty() && *tool != "dump_mfts" {
+            assert_eq!(
+                c_out.matches("Unicast lids [").count(),
+                sws.len(),
+                "{c_out}"
+            );
+        }
+        if *tool == "dump_fts" && c_code == 0 {
+            let mut j = args.clone();
+            j.push("--json");
+            let (code, json) = our_run(&sim, tool, &j);
+            assert_eq!(code, 0, "{fabric} {j:?}");
+            assert_valid(&fts_schema, &json);
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let tables = v["tables"].as_array().unwrap();
+            assert_eq!(
+                tables.len(),
+                sws.len(),
+                "{fabric} {j:?}: one table per switch"
+            );
+            for t in tables {
+                assert_valid(&schema, &t.to_string());
+            }
+        }
+    }
+
     // A real table: the first switch routes to every CA LID.
     let (_, lft) = our_run(&sim, "ibroute", &[&sw]);
     for l in &cas {
