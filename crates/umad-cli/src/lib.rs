@@ -17,6 +17,7 @@ pub mod dest;
 pub mod dump_fts;
 pub mod ibnetdiscover;
 pub mod ibroute;
+pub mod ibtracert;
 pub mod saquery;
 pub mod smpquery;
 
@@ -69,6 +70,11 @@ pub const TOOLS: &[Tool] = &[
         name: "ibroute",
         about: "dump a switch's unicast or multicast forwarding table",
         main: ibroute::main,
+    },
+    Tool {
+        name: "ibtracert",
+        about: "trace the unicast (or -m multicast) route between two ports",
+        main: ibtracert::main,
     },
     Tool {
         name: "saquery",

@@ -7,74 +7,8 @@
 
 mod common;
 
-use common::{assert_valid, native, repo_root, run, umad};
+use common::{assert_valid, c_run, ca_lids, our_run, repo_root, switches};
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
-
-/// Exit code and stdout. C names itself by `argv[0]`, the full path the harness ran: the
-/// `iberror` lines are compared with the tool's name.
-fn c_run(sim: &Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
-    let out = run(sim.umad2sim_command(tool).args(args));
-    let text = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| match l.split_once(": iberror: ") {
-            Some((p, rest)) if p.ends_with(&format!("/{tool}")) => {
-                format!("{tool}: iberror: {rest}\n")
-            }
-            _ => format!("{l}\n"),
-        })
-        .collect();
-    (out.status.code().unwrap_or(-1), text)
-}
-
-fn our_run(sim: &Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
-    let out = run(native(sim, &umad()).arg(tool).args(args));
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
-/// (GUID, LID) of every switch in C `ibnetdiscover` output.
-pub fn switches(text: &str) -> Vec<(String, String)> {
-    let mut guid = None;
-    let mut out = Vec::new();
-    for l in text.lines() {
-        if let Some(g) = l.strip_prefix("switchguid=") {
-            guid = g.split('(').next().map(str::to_string);
-        }
-        if l.starts_with("Switch") {
-            let lid = l
-                .split(" lid ")
-                .nth(1)
-                .and_then(|r| r.split_whitespace().next());
-            if let (Some(g), Some(lid)) = (guid.take(), lid) {
-                out.push((g, lid.to_string()));
-            }
-        }
-    }
-    out
-}
-
-/// The LID of each CA's first port in C `ibnetdiscover` output.
-fn ca_lids(text: &str) -> Vec<String> {
-    let mut in_ca = false;
-    let mut out = Vec::new();
-    for l in text.lines() {
-        if l.starts_with("Ca") {
-            in_ca = true;
-        } else if in_ca && l.starts_with('[') {
-            if let Some(lid) = l
-                .split("# lid ")
-                .nth(1)
-                .and_then(|r| r.split_whitespace().next())
-            {
-                out.push(lid.to_string());
-            }
-            in_ca = false;
-        }
-    }
-    out
-}
 
 fn compare(fabric: &str, full: bool) {
     if !require_ibsim(&format!("ibsim_ibroute::{fabric}")) {

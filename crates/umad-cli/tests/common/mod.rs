@@ -150,3 +150,70 @@ pub fn c_tool(sim: &ibsim_harness::Ibsim, args: &[&str]) -> (i32, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
 }
+
+/// C `<tool> <args>` under umad2sim: exit code and stdout. C names itself by `argv[0]`, the full path the harness ran: the
+/// `iberror` lines are compared with the tool's name.
+pub fn c_run(sim: &ibsim_harness::Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
+    let out = run(sim.umad2sim_command(tool).args(args));
+    let text = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| match l.split_once(": iberror: ") {
+            Some((p, rest)) if p.ends_with(&format!("/{tool}")) => {
+                format!("{tool}: iberror: {rest}\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// `umad <tool> <args>` natively: exit code and stdout.
+pub fn our_run(sim: &ibsim_harness::Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
+    let out = run(native(sim, &umad()).arg(tool).args(args));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// (GUID, LID) of every switch in C `ibnetdiscover` output.
+pub fn switches(text: &str) -> Vec<(String, String)> {
+    let mut guid = None;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if let Some(g) = l.strip_prefix("switchguid=") {
+            guid = g.split('(').next().map(str::to_string);
+        }
+        if l.starts_with("Switch") {
+            let lid = l
+                .split(" lid ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next());
+            if let (Some(g), Some(lid)) = (guid.take(), lid) {
+                out.push((g, lid.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The LID of each CA's first port in C `ibnetdiscover` output.
+pub fn ca_lids(text: &str) -> Vec<String> {
+    let mut in_ca = false;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if l.starts_with("Ca") {
+            in_ca = true;
+        } else if in_ca && l.starts_with('[') {
+            if let Some(lid) = l
+                .split("# lid ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+            {
+                out.push(lid.to_string());
+            }
+            in_ca = false;
+        }
+    }
+    out
+}
