@@ -13,7 +13,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{assert_valid, native, repo_root, run, umad};
+use common::{assert_valid, join, native, repo_root, run, umad};
 use compat::{require_drop_in, Library};
 use ibsim_harness::{fabrics_dir, find_tool, require_ibsim, Ibsim};
 
@@ -238,42 +238,71 @@ fn compare(fabric: &str, full: bool) {
         });
     }
     let schema = schema();
-    for args in &cases {
-        let (c_code, c_out, c_err) = s.c(args);
-        let (our_code, our_out, our_err) = s.ours(args);
-        assert_eq!(
-            our_code, c_code,
-            "{fabric} {args:?}: exit codes (C stderr: {c_err}, ours: {our_err})"
-        );
-        assert_eq!(our_out, c_out, "{fabric} {args:?}: stdout differs");
-        if c_code != 0 {
-            // The first line of C's message (then its usage text, which differs) is ours.
-            let first = c_err.lines().next().unwrap_or("");
-            if !first.is_empty() && !first.contains("invalid option") {
-                assert_eq!(
-                    our_err.lines().next().unwrap_or(""),
-                    first,
-                    "{fabric} {args:?}: stderr"
-                );
-            }
-        } else {
-            let mut j: Vec<&str> = args.clone();
-            j.push("--json");
-            let (code, json, err) = s.ours(&j);
-            assert_eq!(code, 0, "{fabric} {j:?}: {err}");
-            assert_valid(&schema, &json);
-            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-            let n = v["records"].as_array().unwrap().len();
-            // As many records as C printed dumps (one-line modes: lines).
-            let dumps = c_out
-                .lines()
-                .filter(|l| !l.starts_with('\t') && l.ends_with(':'))
-                .count();
-            if dumps > 0 {
-                assert_eq!(n, dumps, "{fabric} {j:?}: records");
+    let check = |cases: &[Vec<&str>]| {
+        for args in cases {
+            let (c_code, c_out, c_err) = s.c(args);
+            let (our_code, our_out, our_err) = s.ours(args);
+            assert_eq!(
+                our_code, c_code,
+                "{fabric} {args:?}: exit codes (C stderr: {c_err}, ours: {our_err})"
+            );
+            assert_eq!(our_out, c_out, "{fabric} {args:?}: stdout differs");
+            if c_code != 0 {
+                // The first line of C's message (then its usage text, which differs) is ours.
+                let first = c_err.lines().next().unwrap_or("");
+                if !first.is_empty() && !first.contains("invalid option") {
+                    assert_eq!(
+                        our_err.lines().next().unwrap_or(""),
+                        first,
+                        "{fabric} {args:?}: stderr"
+                    );
+                }
+            } else {
+                let mut j: Vec<&str> = args.clone();
+                j.push("--json");
+                let (code, json, err) = s.ours(&j);
+                assert_eq!(code, 0, "{fabric} {j:?}: {err}");
+                assert_valid(&schema, &json);
+                let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+                let n = v["records"].as_array().unwrap().len();
+                // As many records as C printed dumps (one-line modes: lines).
+                let dumps = c_out
+                    .lines()
+                    .filter(|l| !l.starts_with('\t') && l.ends_with(':'))
+                    .count();
+                if dumps > 0 {
+                    assert_eq!(n, dumps, "{fabric} {j:?}: records");
+                }
             }
         }
-    }
+    };
+    check(&cases);
+
+    // Two CAs join the multicast group: its members, by every query that shows them (with
+    // opensm's default SM_Key, 1: to an untrusted requester opensm shows no member GIDs).
+    let mgid_gid: ibmad::Gid = mgid.parse::<std::net::Ipv6Addr>().unwrap().into();
+    join(&sim, name1, mgid_gid);
+    join(&sim, name2, mgid_gid);
+    let member_cases: Vec<Vec<&str>> = vec![
+        vec!["-m"],
+        vec!["--smkey", "1", "-m"],
+        vec!["--smkey", "1", "-m", &mlid],
+        vec!["--smkey", "1", "-m", "0xc001"],
+        vec!["MCMR"],
+        vec!["--smkey", "1", "MCMR"],
+        vec!["--smkey", "1", "MCMR", "--mgid", &mgid],
+        vec!["--smkey", "1", "MCMR", "--mlid", &mlid],
+        vec!["--smkey", "1", "-g"],
+        vec!["--smkey", "1", "--node-name-map", &map, "-m"],
+    ];
+    check(&member_cases);
+    let (_, members, _) = s.ours(&["--smkey", "1", "-m"]);
+    assert_eq!(
+        members.matches("MCMemberRecord member dump:").count(),
+        2,
+        "{members}"
+    );
+
     // The whole tables came, through RMPP: more than one 256-byte MAD carries (at most 3
     // NodeRecords).
     let nodes = s.ours(&[]).1.matches("NodeRecord dump:").count();

@@ -217,3 +217,35 @@ pub fn ca_lids(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// Joins the port of the ibsim node `node` (a description) to the multicast group `mgid` as
+/// a full member: an SA Set(MCMemberRecord) from that port.
+pub fn join(sim: &ibsim_harness::Ibsim, node: &str, mgid: ibmad::Gid) {
+    let mut o = umad::IbsimOptions::new(sim.socket_name());
+    o.node = Some(node.to_string());
+    let port = umad::Port::open_ibsim(&o).expect("attach");
+    let attrs = port.ca().unwrap().port(port.port_num()).unwrap().clone();
+    let rpc = umad::rpc::Rpc::new(port);
+    let rec = ibmad::sa::McMemberRecord {
+        mgid,
+        port_gid: ibmad::Gid::new(attrs.gid_prefix, attrs.port_guid),
+        join_state: ibmad::sa::mc_member_record::join_state::FULL_MEMBER,
+        ..ibmad::sa::McMemberRecord::default()
+    };
+    let mad = ibmad::SaMad::record_request(
+        ibmad::Method::Set,
+        &rec,
+        {
+            use ibmad::sa::mc_member_record::comp;
+            comp::MGID | comp::PORT_GID | comp::JOIN_STATE
+        },
+        0,
+    );
+    let done = rpc
+        .call(rpc.request(mad, rpc.sa_addr().unwrap()))
+        .unwrap()
+        .into_response(rpc.port())
+        .unwrap();
+    let sa = ibmad::SaMad::new_checked(&done.mad[..]).unwrap();
+    assert_eq!(sa.status().raw(), 0, "join of {node}");
+}
