@@ -33,6 +33,7 @@ use serde_json::{json, Map, Value};
 use umad::rpc::Rpc;
 
 use crate::common::{self, CliError, CommonOpts, Parsed};
+use crate::dest::{c_strtol, c_strtoull};
 use crate::exit;
 
 /// The common options saquery does not take (C: `"DGLsy"`; `-D -G -L -s` are its own).
@@ -311,35 +312,12 @@ fn parse_gid(s: &str) -> Option<Gid> {
     s.parse::<Ipv6Addr>().ok().map(Gid::from)
 }
 
-/// C's `strtoul(s, &end, 0)`: the value of the longest numeric prefix (after blanks and a
-/// sign) and whether any digit was read. Overflow saturates as C's does.
-fn strtoul_prefix(s: &str) -> (u64, bool) {
+/// Whether C's `strtoul(s, &end, 0)` reads anything (`end != s`): a digit after the blanks
+/// and the sign.
+fn reads_a_number(s: &str) -> bool {
     let t = s.trim_start();
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, digits) = if (t.starts_with("0x") || t.starts_with("0X"))
-        && t[2..].chars().next().is_some_and(|c| c.is_ascii_hexdigit())
-    {
-        (16, &t[2..])
-    } else if t.starts_with('0') {
-        (8, t)
-    } else {
-        (10, t)
-    };
-    let mut v: u64 = 0;
-    let mut any = false;
-    for c in digits.chars() {
-        let Some(d) = c.to_digit(radix) else { break };
-        any = true;
-        v = v
-            .checked_mul(u64::from(radix))
-            .and_then(|v| v.checked_add(u64::from(d)))
-            .unwrap_or(u64::MAX);
-    }
-    (if neg { v.wrapping_neg() } else { v }, any)
+    let t = t.strip_prefix(['+', '-']).unwrap_or(t);
+    t.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// A number option: C's `strtoul`, but junk is a usage error.
@@ -650,7 +628,7 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
         let Some(a) = args.first() else {
             return Err(with_usage("ERROR: lid not specified"));
         };
-        if strtoul_prefix(a).0 as u16 == 0 {
+        if c_strtoull(a) as u16 == 0 {
             return Err(with_usage("ERROR: lid invalid"));
         }
     }
@@ -899,8 +877,7 @@ fn get_lid(sa: &Sa, name: &str) -> Result<u16, Exit> {
                 )
             });
     }
-    let (v, _) = strtoul_prefix(name);
-    let v = v as i64;
+    let v = c_strtol(name);
     if v <= 0 || v > i64::from(u16::MAX) {
         return Err(Exit::new(
             EINVAL,
@@ -914,12 +891,7 @@ fn get_lid(sa: &Sa, name: &str) -> Result<u16, Exit> {
 fn parse_lid_and_ports(sa: &Sa, s: &str) -> Result<(u16, Option<u64>, Option<u64>), Exit> {
     let mut parts = s.splitn(3, '/');
     let lid = get_lid(sa, parts.next().unwrap_or(""))?;
-    let port = |p: Option<&str>| {
-        p.and_then(|p| {
-            let (v, any) = strtoul_prefix(p);
-            any.then_some(v)
-        })
-    };
+    let port = |p: Option<&str>| p.and_then(|p| reads_a_number(p).then(|| c_strtoull(p)));
     let p1 = port(parts.next());
     let p2 = port(parts.next());
     Ok((lid, p1, p2))
@@ -1072,7 +1044,7 @@ fn dispatch(
                     .map_or_else(|| "<unknown>".to_string(), |n| node_name(map, n));
                 match args.first() {
                     Some(req) => {
-                        if strtoul_prefix(req).0 as i64 == i64::from(r.mlid) {
+                        if c_strtol(req) == i64::from(r.mlid) {
                             let (g, _) = gid(&r.port_gid);
                             out.value(
                                 "MCMemberRecord",
@@ -1371,13 +1343,13 @@ fn print_node_records(
                 }
             }
             NodeDesc::NameOfLid => {
-                let want = strtoul_prefix(requested.expect("checked")).0 as u16;
+                let want = c_strtoull(requested.expect("checked")) as u16;
                 if nr.lid == want {
                     print_node_record(o.node_desc, nr, map, out);
                 }
             }
             NodeDesc::NameOfGuid => {
-                let want = strtoul_prefix(requested.expect("checked")).0;
+                let want = c_strtoull(requested.expect("checked"));
                 if nr.node_info.port_guid == want {
                     print_node_record(o.node_desc, nr, map, out);
                 }
@@ -2036,14 +2008,12 @@ mod tests {
     }
 
     #[test]
-    fn strtoul_prefixes() {
-        assert_eq!(strtoul_prefix("12abc"), (12, true));
-        assert_eq!(strtoul_prefix("0xC000"), (0xc000, true));
-        assert_eq!(strtoul_prefix("010"), (8, true));
-        assert_eq!(strtoul_prefix("x"), (0, false));
-        assert_eq!(strtoul_prefix(""), (0, false));
-        assert_eq!(strtoul_prefix("0x"), (0, true));
-        assert_eq!(strtoul_prefix("-1").0 as i64, -1);
+    fn numbers_read_as_strtoul() {
+        assert!(reads_a_number("12abc"));
+        assert!(reads_a_number(" -1"));
+        assert!(reads_a_number("0x"));
+        assert!(!reads_a_number("x"));
+        assert!(!reads_a_number(""));
     }
 
     #[test]

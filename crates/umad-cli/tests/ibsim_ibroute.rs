@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{assert_valid, c_run, ca_lids, our_run, repo_root, switches};
+use common::{assert_valid, c_run, ca_lids, native, our_run, repo_root, run, switches, umad};
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
 
 fn compare(fabric: &str, full: bool) {
@@ -140,6 +140,27 @@ fn compare(fabric: &str, full: bool) {
                 assert_valid(&schema, &t.to_string());
             }
         }
+    }
+
+    // Through links named after the tools.
+    for (tool, args) in [
+        ("ibroute", vec![sw.as_str()]),
+        ("dump_lfts", vec![]),
+        ("dump_mfts", vec![]),
+    ] {
+        let link = sim.workdir().join(tool);
+        if !link.exists() {
+            std::os::unix::fs::symlink(umad(), &link).unwrap();
+        }
+        let out = run(native(&sim, &link).args(&args));
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            ),
+            (Some(c_run(&sim, tool, &args).0), c_run(&sim, tool, &args).1),
+            "{fabric}: {tool} through a link"
+        );
     }
 
     // A real table: the first switch routes to every CA LID.

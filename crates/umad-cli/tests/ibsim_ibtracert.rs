@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{assert_valid, c_run, ca_lids, join, our_run, repo_root, switches};
+use common::{assert_valid, c_run, ca_lids, join, native, our_run, repo_root, run, switches, umad};
 use ibmad::Gid;
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
 
@@ -204,6 +204,14 @@ fn compare(fabric: &str, full: bool) {
     assert!(
         route.starts_with("From ca ") && route.contains("-> switch port"),
         "{route}"
+    );
+    let link = sim.workdir().join("ibtracert");
+    std::os::unix::fs::symlink(umad(), &link).unwrap();
+    let out = run(native(&sim, &link).args([&a, &b]));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        c_run(&sim, "ibtracert", &[&a, &b]).1
     );
     if full {
         compare_multicast(&sim, fabric, &topology, &sw);

@@ -303,6 +303,15 @@ fn compare(fabric: &str, full: bool) {
         "{members}"
     );
 
+    // Through a link named saquery.
+    let link = sim.workdir().join("saquery");
+    std::os::unix::fs::symlink(umad(), &link).unwrap();
+    let out = run(native(&sim, &link)
+        .env("UMAD_IBSIM_NODE", &s.tool_node)
+        .arg("-x"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), s.c(&["-x"]).1);
+
     // The whole tables came, through RMPP: more than one 256-byte MAD carries (at most 3
     // NodeRecords).
     let nodes = s.ours(&[]).1.matches("NodeRecord dump:").count();
