@@ -7,6 +7,7 @@ mod demo;
 mod fattree;
 mod fuzz;
 mod libibumad;
+mod package;
 mod packages;
 mod testrun;
 
@@ -49,6 +50,11 @@ commands:
         saquery on the drop-in, a Rust SA GetTable of all NodeRecords and 64-deep pipelined
         DR SMPs; prints segments/s of both tables ÷ the raw MAD rate (goal >= 0.80). Needs
         `cargo xtask libibumad` first; re-runs itself as an optimized build
+  package [CARGO_PACKAGE_ARGS...]
+        check the crates.io metadata of every publishable workspace member (publish not
+        false), then `cargo package` them together, verified (e.g. `-- --allow-dirty`)
+  msrv  build every workspace member with the toolchain its rust-version names (installed
+        with rustup, minimal profile, when missing)
   help  this text
 ";
 
@@ -72,6 +78,8 @@ fn main() -> ExitCode {
         "ci" => testrun::parse_opts(rest, false).and_then(|o| testrun::ci(&o)),
         "bench-libibumad" => bench::run(rest),
         "bench-rmpp" => bench_rmpp::run(rest),
+        "package" => package::run(rest),
+        "msrv" => package::msrv(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())

@@ -30,3 +30,8 @@ pub use error::{Error, Result};
 pub use port::Port;
 pub use transport::ibsim::IbsimOptions;
 pub use transport::{Issm, Received, Transport};
+
+/// The crate README's examples, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
