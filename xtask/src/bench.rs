@@ -47,8 +47,18 @@ pub(crate) struct Opts {
 
 /// Parses `[--runs N] [--no-pin]` (N ≥ 5, default 7) of `cargo xtask COMMAND`.
 pub(crate) fn parse_opts(args: &[String], command: &str) -> Result<Opts, String> {
+    parse_opts_with(args, command, DEFAULT_RUNS, MIN_RUNS)
+}
+
+/// [`parse_opts`] with another default and minimum number of runs.
+pub(crate) fn parse_opts_with(
+    args: &[String],
+    command: &str,
+    default_runs: usize,
+    min_runs: usize,
+) -> Result<Opts, String> {
     let mut opts = Opts {
-        runs: DEFAULT_RUNS,
+        runs: default_runs,
         pin: true,
     };
     let mut it = args.iter();
@@ -57,8 +67,8 @@ pub(crate) fn parse_opts(args: &[String], command: &str) -> Result<Opts, String>
             "--runs" => {
                 let n = it.next().ok_or("--runs needs a number")?;
                 opts.runs = match n.parse::<usize>() {
-                    Ok(n) if n >= MIN_RUNS => n,
-                    _ => return Err(format!("--runs needs a number ≥ {MIN_RUNS}, got {n:?}")),
+                    Ok(n) if n >= min_runs => n,
+                    _ => return Err(format!("--runs needs a number ≥ {min_runs}, got {n:?}")),
                 };
             }
             "--no-pin" => opts.pin = false,

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_rmpp;
+mod bench_roundtrip;
 mod capture;
 mod demo;
 mod fattree;
@@ -50,6 +51,11 @@ commands:
         saquery on the drop-in, a Rust SA GetTable of all NodeRecords and 64-deep pipelined
         DR SMPs; prints segments/s of both tables ÷ the raw MAD rate (goal >= 0.80). Needs
         `cargo xtask libibumad` first; re-runs itself as an optimized build
+  bench-roundtrip [--runs N] [--no-pin]
+        serial and pipelined (16, 64 in flight) directed-route NodeInfo round trips: the Rust
+        kernel transport vs a C loop on the system libibumad, both under umad2sim; N
+        interleaved runs each (default 11, at least 9); prints Rust ÷ C per row (goal >= 1.00).
+        Re-runs itself as an optimized build
   package [CARGO_PACKAGE_ARGS...]
         check the crates.io metadata of every publishable workspace member (publish not
         false), then `cargo package` them together, verified (e.g. `-- --allow-dirty`)
@@ -78,6 +84,8 @@ fn main() -> ExitCode {
         "ci" => testrun::parse_opts(rest, false).and_then(|o| testrun::ci(&o)),
         "bench-libibumad" => bench::run(rest),
         "bench-rmpp" => bench_rmpp::run(rest),
+        "bench-roundtrip" => bench_roundtrip::run(rest),
+        bench_roundtrip::CHILD_COMMAND => bench_roundtrip::child(rest),
         "package" => package::run(rest),
         "msrv" => package::msrv(rest),
         "help" | "-h" | "--help" => {
