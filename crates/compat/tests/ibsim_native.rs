@@ -1055,6 +1055,27 @@ fn rust_get_table_returns_every_node_record() {
         if let Some(d) = table_diff(&expected.nodes, &keys) {
             let _ = writeln!(report, "{what}: {d}");
         }
+        // The same table through the transaction engine's typed one-liner.
+        let rpc = umad::rpc::Rpc::new(port);
+        match rpc.sa_get_table(&NodeRecord::default(), 0) {
+            Ok(typed) => {
+                let typed_keys: Vec<NodeRecordKey> = typed
+                    .iter()
+                    .map(|r| NodeRecordKey {
+                        lid: r.lid,
+                        node_guid: r.node_info.node_guid,
+                        port_guid: r.node_info.port_guid,
+                        description: r.node_description.as_str().into_owned(),
+                    })
+                    .collect();
+                if let Some(d) = table_diff(&expected.nodes, &typed_keys) {
+                    let _ = writeln!(report, "{what} via Rpc::sa_get_table: {d}");
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(report, "{what} via Rpc::sa_get_table: {e}");
+            }
+        }
     }
     assert!(report.is_empty(), "{NAME}:\n{report}");
 }

@@ -1,6 +1,7 @@
-//! The README's library example ("The library"), compiled from the README itself by
-//! `build.rs` and run against a private ibsim on `fabrics/example.net`: its directed route
-//! must reach a node, from the default attach point (the first node of the netfile).
+//! The README's library examples ("The library", "Many requests in flight"), compiled from
+//! the README itself by `build.rs` and run against a private ibsim on `fabrics/example.net`
+//! from the default attach point (the first node of the netfile): the first one's directed
+//! route must reach a node, the second must find sw1's neighbours.
 //!
 //! The example opens its port with `Port::open`, which talks to ibsim natively when
 //! `UMAD_IBSIM` names the socket. So that the variable is not set in this process (tests run
@@ -23,6 +24,44 @@ const CHILD: &str = "readme_library_example_child";
 #[ignore = "run by readme_library_example_reaches_a_node, with UMAD_IBSIM set"]
 fn readme_library_example_child() {
     readme_library_example().expect("the README's library example");
+}
+
+/// Runs the README's `umad::rpc` example; only meaningful with `UMAD_IBSIM` set.
+#[test]
+#[ignore = "run by readme_rpc_example_finds_the_switch_neighbours, with UMAD_IBSIM set"]
+fn readme_rpc_example_child() {
+    readme_rpc_example().expect("the README's rpc example");
+}
+
+#[test]
+fn readme_rpc_example_finds_the_switch_neighbours() {
+    if !require_ibsim("compat::readme::readme_rpc_example_finds_the_switch_neighbours") {
+        return;
+    }
+    let sim = Ibsim::start(example_fabric()).expect("ibsim");
+    sim.run_sm_once().expect("opensm -o"); // the example asks LID 1
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "readme_rpc_example_child",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+    ])
+    .env(ENV_SOCKET, sim.socket_name());
+    let out = run_with_timeout(&mut cmd, Duration::from_secs(60)).expect("running the child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child failed ({})\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // sw1's ports: 1 → H-host1, 2 → H-host2, 8 → S-sw2; 3..7 lead nowhere.
+    for guid in ["0x100000\n", "0x100002\n", "0x200001\n"] {
+        assert!(stdout.contains(guid), "no {guid:?} in\n{stdout}");
+    }
+    assert_eq!(stdout.matches("nothing behind").count(), 5, "{stdout}");
 }
 
 #[test]

@@ -78,7 +78,7 @@ pub mod vendor;
 use core::fmt;
 
 pub use attr::{
-    rate_gbps, LinkSpeed, LinkWidth, NodeDescription, NodeInfo, NodeType, PhysPortState,
+    rate_gbps, Attribute, LinkSpeed, LinkWidth, NodeDescription, NodeInfo, NodeType, PhysPortState,
     PortCounters, PortInfo, PortState,
 };
 pub use header::{

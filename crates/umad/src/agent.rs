@@ -71,16 +71,22 @@ pub struct AgentSpec {
 
 impl AgentSpec {
     /// A client-only agent of `class`/`class_version` (no methods, no RMPP, no OUI).
+    /// `class` is an [`ibmad::MgmtClass`] (`MgmtClass::SubnAdm`) or its wire value (`0x03`).
     #[doc(alias = "umad_register")]
-    pub fn new(class: u8, class_version: u8) -> AgentSpec {
+    pub fn new(class: impl Into<ibmad::MgmtClass>, class_version: u8) -> AgentSpec {
         AgentSpec {
-            class,
+            class: u8::from(class.into()),
             class_version,
             methods: MethodMask::EMPTY,
             rmpp_version: 0,
             oui: 0,
             flags: 0,
         }
+    }
+
+    /// The management class, named.
+    pub fn mgmt_class(&self) -> ibmad::MgmtClass {
+        ibmad::MgmtClass::from(self.class)
     }
 
     /// The same agent receiving requests with these methods.

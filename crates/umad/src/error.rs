@@ -194,6 +194,49 @@ pub enum Error {
         /// The errno of that failure.
         errno: i32,
     },
+    /// A request got no response within its whole timeout and retry budget (the typed form of
+    /// a report with status `ETIMEDOUT`).
+    #[error("{ca} port {port}: {what}: no response after {attempts} attempt(s) of {timeout_ms} ms each: check that the destination exists and is reachable, or raise the timeout/retries")]
+    TimedOut {
+        /// The CA name.
+        ca: String,
+        /// The port number.
+        port: u32,
+        /// What was asked and of whom (e.g. `Get NodeInfo via DR 0,1`).
+        what: String,
+        /// How many times it was sent.
+        attempts: u32,
+        /// The timeout of each attempt.
+        timeout_ms: u64,
+    },
+    /// The response came back with a non-zero MAD status (e.g. an attribute the destination
+    /// does not support, or an SA query with no matching records).
+    #[error("{ca} port {port}: {what}: the response has MAD status {status:#06x} ({text})")]
+    MadStatus {
+        /// The CA name.
+        ca: String,
+        /// The port number.
+        port: u32,
+        /// What was asked and of whom.
+        what: String,
+        /// The MAD status word.
+        status: u16,
+        /// The status as text (class-specific where the class defines it).
+        text: String,
+    },
+    /// A response arrived but could not be used (too short, wrong attribute, a malformed
+    /// record): the destination answered something other than what was asked.
+    #[error("{ca} port {port}: {what}: unusable response: {reason}")]
+    BadResponse {
+        /// The CA name.
+        ca: String,
+        /// The port number.
+        port: u32,
+        /// What was asked and of whom.
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Talking to an ibsim simulator failed.
     #[error("ibsim {socket:?}: {reason}")]
     Ibsim {
@@ -236,6 +279,7 @@ impl Error {
             Error::NoUmadDevice { .. } | Error::BadAgent { .. } => libc::EINVAL,
             Error::TooManyAgents { .. } => libc::ENOMEM,
             Error::TooLong { .. } => libc::ENOSPC,
+            Error::TimedOut { .. } => libc::ETIMEDOUT,
             _ => libc::EIO,
         }
     }

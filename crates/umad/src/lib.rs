@@ -17,9 +17,12 @@ pub mod addr;
 pub mod agent;
 pub mod device;
 pub mod error;
+#[cfg(test)]
+mod fake;
 pub mod layer;
 pub mod port;
 pub mod raw;
+pub mod rpc;
 mod sys;
 mod sysfs;
 pub mod transport;
@@ -29,7 +32,7 @@ pub use agent::{AgentId, AgentSpec, MethodMask};
 pub use error::{Error, Result};
 pub use port::Port;
 pub use transport::ibsim::IbsimOptions;
-pub use transport::{Issm, Received, Transport};
+pub use transport::{Issm, Received, Transport, TransportKind};
 
 /// The crate README's examples, compiled as doctests so that they stay true.
 #[cfg(doctest)]

@@ -79,6 +79,10 @@ struct Mux {
     dropped: u64,
     /// A [`Port::poll`] reader saw the transport readable without taking anything.
     transport_ready: bool,
+    /// Agents owned by a transaction engine ([`crate::rpc::Rpc`]): everything read for one
+    /// of them goes to its own inbox, oldest first, instead of `queue`.
+    /// Each such agent's owner (an engine id) and inbox.
+    owned: HashMap<AgentId, (u64, VecDeque<Received>)>,
 }
 
 /// How the reader reads when no transaction waits (when one does, it always takes every MAD
@@ -98,6 +102,14 @@ enum ReadFor {
 impl Mux {
     /// Delivers one MAD the reader took off the transport.
     fn route(&mut self, r: Received) {
+        if let Some((_, inbox)) = self.owned.get_mut(&r.agent) {
+            if inbox.len() >= RECV_QUEUE_MADS {
+                inbox.pop_front();
+                self.dropped += 1;
+            }
+            inbox.push_back(r);
+            return;
+        }
         if let Some(key) = reply_key(&r) {
             if let Some(slot @ Slot::Waiting) = self.waiting.get_mut(&key) {
                 *slot = Slot::Done(r);
@@ -136,6 +148,7 @@ impl Mux {
     /// Forgets everything held for `agent` (it was unregistered): its queued MADs, its
     /// given-up transactions; transactions still waiting end with an error.
     fn purge(&mut self, agent: AgentId) {
+        self.owned.remove(&agent);
         self.queue.retain(|r| r.agent != agent);
         self.queued_bytes = self.queue.iter().map(|r| r.mad.len()).sum();
         self.abandoned.retain(|k| k.0 != agent);
@@ -217,12 +230,13 @@ impl Port {
     /// InfiniBand link layer; switches use port 0).
     ///
     /// If the environment variable `UMAD_IBSIM` names an ibsim socket, the port is instead a
-    /// native connection to that simulator (node from `UMAD_IBSIM_NODE`); `ca` and `port` are
-    /// then ignored. That variable is the only way this function uses ibsim.
+    /// native connection to that simulator (node from `UMAD_IBSIM_NODE`); `ca` and `port` must
+    /// then be `None`/0 or name the simulator's port ([`Error::InvalidArgument`] otherwise).
+    /// That variable is the only way this function uses ibsim.
     #[doc(alias = "umad_open_port")]
     pub fn open(ca: Option<&str>, port: u32) -> Result<Port> {
         match IbsimOptions::from_env() {
-            Some(opts) => Port::open_ibsim(&opts),
+            Some(opts) => Port::open_ibsim(&opts)?.check_ibsim_choice(ca, port),
             None => Port::open_kernel(&Devices::new(), ca, port),
         }
     }
@@ -232,7 +246,7 @@ impl Port {
     #[doc(alias = "umad_open_smi_port")]
     pub fn open_smi(ca: Option<&str>, port: u32) -> Result<Port> {
         match IbsimOptions::from_env() {
-            Some(opts) => Port::open_ibsim(&opts),
+            Some(opts) => Port::open_ibsim(&opts)?.check_ibsim_choice(ca, port),
             None => Ok(Port::from_transport(Box::new(KernelTransport::open(
                 &Devices::new(),
                 ca,
@@ -240,6 +254,28 @@ impl Port {
                 true,
             )?))),
         }
+    }
+
+    /// Under `UMAD_IBSIM` the simulator decides the port (`UMAD_IBSIM_NODE`): a CA or port
+    /// the caller named that is not the one opened is an error rather than silently ignored.
+    fn check_ibsim_choice(self, ca: Option<&str>, port: u32) -> Result<Port> {
+        let wrong_ca = ca.is_some_and(|c| c != self.ca_name());
+        let wrong_port = port != 0 && port != self.port_num();
+        if wrong_ca || wrong_port {
+            return Err(Error::InvalidArgument(format!(
+                "UMAD_IBSIM is set, so the port is the simulator's ({} port {}, node chosen by                  UMAD_IBSIM_NODE), not CA {} port {port}: name that CA and port (or none),                  or unset UMAD_IBSIM to use the kernel's devices",
+                self.ca_name(),
+                self.port_num(),
+                ca.unwrap_or("(default)"),
+            )));
+        }
+        Ok(self)
+    }
+
+    /// Which kind of transport this port is on (the kernel device or the user-space MAD
+    /// layer over ibsim, …).
+    pub fn transport_kind(&self) -> crate::transport::TransportKind {
+        self.transport.kind()
     }
 
     /// Opens a port through the kernel's umad devices found under `devices`' paths.
@@ -455,6 +491,30 @@ impl Port {
         self.transport.issm()
     }
 
+    /// Registers an agent for the engine `owner`: every MAD read for it goes to its own
+    /// inbox, taken only by [`Port::recv_owned`] (the transaction engine's agents).
+    pub(crate) fn register_owned(&self, spec: &AgentSpec, owner: u64) -> Result<AgentId> {
+        let agent = self.transport.register(spec)?;
+        self.mux().owned.insert(agent, (owner, VecDeque::new()));
+        Ok(agent)
+    }
+
+    /// Takes everything in the inboxes of `owner`'s agents, reading from the transport on
+    /// everyone's behalf meanwhile, until something is there or `until` passes (then the
+    /// result is empty).
+    pub(crate) fn recv_owned(&self, owner: u64, until: Option<Instant>) -> Result<Vec<Received>> {
+        let got = self.wait(until, ReadFor::Route, |mux| {
+            let mut all = Vec::new();
+            for (o, inbox) in mux.owned.values_mut() {
+                if *o == owner {
+                    all.extend(inbox.drain(..));
+                }
+            }
+            (!all.is_empty()).then_some(Ok(all))
+        })?;
+        Ok(got.unwrap_or_default())
+    }
+
     fn mux(&self) -> MutexGuard<'_, Mux> {
         self.mux.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -513,7 +573,8 @@ impl Port {
                 };
                 continue;
             }
-            let how = if mux.waiting.is_empty() {
+            // A transaction engine's agents are always waited on.
+            let how = if mux.waiting.is_empty() && mux.owned.is_empty() {
                 how
             } else {
                 ReadFor::Route
@@ -542,7 +603,7 @@ impl Port {
             let got = got.map(|(r, ready)| {
                 // What it saw may be the answer of a transaction that began meanwhile: then
                 // the next pass reads and routes it instead.
-                mux.transport_ready |= ready && mux.waiting.is_empty();
+                mux.transport_ready |= ready && mux.waiting.is_empty() && mux.owned.is_empty();
                 if let Some(r) = r {
                     mux.route(r);
                 }

@@ -184,4 +184,45 @@ fn child_kernel_transport_under_umad2sim() {
         &trap.mad[..24]
     );
     drop(issm);
+
+    // The transaction engine on the kernel transport: every DR path one and two hops out,
+    // 16 in flight, agree with one-at-a-time answers; dead ports end as typed timeouts.
+    let rpc = umad::rpc::Rpc::with_window(port, umad::rpc::Window::of(16));
+    rpc.set_budget(Duration::from_millis(100), 1);
+    let paths: Vec<Vec<u8>> = (1..=8u8).flat_map(|b| [vec![1, b], vec![b]]).collect();
+    let serial: Vec<Option<u64>> = paths
+        .iter()
+        .map(|h| {
+            let t = umad::rpc::Target::Dr(DrPath::from_hops(h).unwrap());
+            match rpc.smp_get::<NodeInfo>(&t, 0) {
+                Ok(n) => Some(n.node_guid),
+                Err(Error::TimedOut { .. }) => None,
+                Err(e) => panic!("{h:?}: {e}"),
+            }
+        })
+        .collect();
+    assert!(
+        serial.iter().filter(|g| g.is_some()).count() >= 4,
+        "{serial:?}"
+    );
+    assert!(serial.iter().any(|g| g.is_none()), "dead ports time out");
+    let piped = rpc
+        .run_all(paths.iter().map(|h| {
+            let path = DrPath::from_hops(h).unwrap();
+            let smp = Smp::dr_request(Method::Get, id::NODE_INFO, 0, 0, &path);
+            rpc.request(smp, MadAddr::directed_route())
+        }))
+        .unwrap();
+    let piped: Vec<Option<u64>> = piped
+        .iter()
+        .map(|c| {
+            c.outcome.response().map(|r| {
+                NodeInfo::parse(Smp::new_checked(&r.mad[..]).unwrap().data())
+                    .unwrap()
+                    .node_guid
+            })
+        })
+        .collect();
+    assert_eq!(piped, serial);
+    assert!(rpc.stats().max_in_flight > 1 && rpc.stats().max_in_flight <= 16);
 }

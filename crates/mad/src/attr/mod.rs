@@ -101,3 +101,59 @@ pub mod id {
     /// Mellanox ExtendedPortInfo (vendor attribute).
     pub const MLNX_EXT_PORT_INFO: u16 = 0xff90;
 }
+
+/// An attribute Repr that travels in one MAD's data area, with the attribute ID it is
+/// requested by: what generic code (a typed `Get`/`Set`) needs to know about it.
+///
+/// SMP attributes (class 0x01/0x81) live in the 64-byte SMP data area
+/// ([`crate::Smp::data`]); PerfMgt attributes at MAD offset 64 ([`crate::perf::data`]).
+pub trait Attribute: Sized {
+    /// The AttributeID that requests it.
+    const ID: u16;
+    /// Parses the attribute from the start of `buf` (longer buffers are fine).
+    fn parse(buf: &[u8]) -> crate::Result<Self>;
+    /// Writes the attribute to the start of `buf`.
+    ///
+    /// # Panics
+    ///
+    /// If `buf` is shorter than [`Attribute::buffer_len`].
+    fn emit(&self, buf: &mut [u8]);
+    /// How many bytes [`Attribute::emit`] writes.
+    fn buffer_len(&self) -> usize;
+}
+
+macro_rules! attribute {
+    ($($ty:ty => $id:expr),* $(,)?) => {$(
+        impl Attribute for $ty {
+            const ID: u16 = $id;
+            fn parse(buf: &[u8]) -> crate::Result<Self> {
+                <$ty>::parse(buf)
+            }
+            fn emit(&self, buf: &mut [u8]) {
+                <$ty>::emit(self, buf)
+            }
+            fn buffer_len(&self) -> usize {
+                <$ty>::buffer_len(self)
+            }
+        }
+    )*};
+}
+
+attribute! {
+    ClassPortInfo => id::CLASS_PORT_INFO,
+    NodeDescription => id::NODE_DESC,
+    NodeInfo => id::NODE_INFO,
+    SwitchInfo => id::SWITCH_INFO,
+    GuidInfo => id::GUID_INFO,
+    PortInfo => id::PORT_INFO,
+    PKeyTable => id::PKEY_TABLE,
+    SlToVlTable => id::SL2VL,
+    VlArbTable => id::VL_ARB,
+    LinearForwardingTable => id::LFT,
+    MulticastForwardingTable => id::MFT,
+    SmInfo => id::SM_INFO,
+    MlnxExtPortInfo => id::MLNX_EXT_PORT_INFO,
+    PortCounters => crate::perf::attr_id::PORT_COUNTERS,
+    PortCountersExt => crate::perf::attr_id::PORT_COUNTERS_EXT,
+    PortSamplesControl => crate::perf::attr_id::PORT_SAMPLES_CONTROL,
+}

@@ -27,7 +27,7 @@ use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
 use crate::device::Ca;
 use crate::sys::{self, EventFlag};
-use crate::transport::{deadline, poll_ms, Issm, Outgoing, Received, Transport};
+use crate::transport::{deadline, poll_ms, Issm, Outgoing, Received, Transport, TransportKind};
 use crate::{Error, Result};
 
 pub mod engine;
@@ -71,6 +71,10 @@ pub trait Carrier: Send + Sync + fmt::Debug {
     fn try_recv(&self) -> Result<Option<Packet>>;
     /// A descriptor that polls readable when [`try_recv`](Carrier::try_recv) may find a packet.
     fn raw_fd(&self) -> RawFd;
+    /// What carries the packets, in one word (`"ibsim"`), for [`TransportKind::MadLayer`].
+    fn name(&self) -> &'static str {
+        "carrier"
+    }
 }
 
 /// Packets taken from the carrier per pass before the timers get their turn.
@@ -288,6 +292,11 @@ impl Drop for MadLayer {
 }
 
 impl Transport for MadLayer {
+    fn kind(&self) -> TransportKind {
+        TransportKind::MadLayer {
+            carrier: self.shared.carrier.name(),
+        }
+    }
     fn ca_name(&self) -> &str {
         self.shared.carrier.ca_name()
     }

@@ -379,6 +379,10 @@ fn encode(p: &Packet) -> [u8; PACKET_LEN] {
 }
 
 impl Carrier for IbsimCarrier {
+    fn name(&self) -> &'static str {
+        "ibsim"
+    }
+
     fn ca_name(&self) -> &str {
         CA_NAME
     }

@@ -6,7 +6,7 @@ use std::os::unix::io::RawFd;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::{deadline, poll_ms, Issm, Outgoing, Received, Transport};
+use super::{deadline, poll_ms, Issm, Outgoing, Received, Transport, TransportKind};
 use crate::abi::{self, HeaderLayout, UserMadHeader, ABI_VERSION, MAX_AGENTS};
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
@@ -170,6 +170,9 @@ fn read_message(
 }
 
 impl Transport for KernelTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Kernel
+    }
     fn ca_name(&self) -> &str {
         &self.ca
     }

@@ -26,6 +26,33 @@ pub const STATUS_TIMEOUT: u32 = libc::ETIMEDOUT as u32;
 /// nothing for such a send).
 pub const STATUS_ABORTED: u32 = libc::ECONNABORTED as u32;
 
+/// Which kind of transport a [`Port`](crate::Port) is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// The kernel's `ib_umad` device (`/dev/infiniband/umadN`; also what ibsim's umad2sim
+    /// shim intercepts): the kernel does timeouts, retries and RMPP.
+    Kernel,
+    /// The user-space MAD layer over a packet carrier (e.g. `"ibsim"`: a native client of the
+    /// simulator, chosen by `UMAD_IBSIM`).
+    MadLayer {
+        /// What carries the packets.
+        carrier: &'static str,
+    },
+    /// Another transport (a test double, an application's own).
+    Other,
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportKind::Kernel => f.write_str("kernel umad device"),
+            TransportKind::MadLayer { carrier } => write!(f, "user-space MAD layer over {carrier}"),
+            TransportKind::Other => f.write_str("custom transport"),
+        }
+    }
+}
+
 /// A MAD taken off a port.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
@@ -70,6 +97,10 @@ pub struct Outgoing<'a> {
 /// What carries MADs for a [`Port`](crate::Port). Implement it to plug in another fabric
 /// (an in-process simulator, a recorder, a fault injector).
 pub trait Transport: Send + Sync + fmt::Debug {
+    /// Which kind of transport this is.
+    fn kind(&self) -> TransportKind {
+        TransportKind::Other
+    }
     /// Name of the CA this transport is attached to.
     fn ca_name(&self) -> &str;
     /// Port number on that CA.

@@ -1,0 +1,300 @@
+//! An in-memory [`Transport`] for unit tests: answers requests after a delay, loses some
+//! (with or without a timeout report), injects unsolicited MADs, and counts what is in
+//! flight (in all and per destination LID) so tests can check windows independently.
+
+#![allow(dead_code)]
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::os::unix::io::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::addr::MadAddr;
+use crate::agent::{AgentId, AgentSpec};
+use crate::device::Ca;
+use crate::transport::{deadline, Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
+use crate::{Error, Result};
+
+pub(crate) const CLASS: u8 = 0x81;
+pub(crate) const GET: u8 = 0x01;
+pub(crate) const TRAP: u8 = 0x05;
+/// TIDs (low 32 bits) from here up are the fake's unsolicited MADs; tests use smaller ones.
+pub(crate) const UNSOLICITED: u32 = 0xf000_0000;
+/// What the fake puts in TID bits 32..63 of what it sends (the transport owns them), ORed
+/// with the agent id.
+pub(crate) const FAKE_HI: u32 = 0xabcd_0000;
+
+/// What becomes of a request the fake loses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Loss {
+    /// A timeout report after the request's timeout/retry budget, as the kernel gives.
+    Report,
+    /// Nothing ever.
+    Silent,
+    /// The response, but this late.
+    Late(Duration),
+}
+
+/// How the fake answers requests.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Behaviour {
+    /// Responses are due this long after the request ...
+    pub(crate) delay: Duration,
+    /// ... plus this much times (request number mod 4), so responses overtake each other.
+    pub(crate) jitter: Duration,
+    /// Every `lose_every`-th request (0: none) is lost.
+    pub(crate) lose_every: u64,
+    pub(crate) loss: Loss,
+    /// After every `unsolicited_every`-th request (0: never) the fake also delivers an
+    /// unsolicited Trap to the sending agent.
+    pub(crate) unsolicited_every: u64,
+}
+
+impl Default for Behaviour {
+    fn default() -> Self {
+        Behaviour {
+            delay: Duration::ZERO,
+            jitter: Duration::ZERO,
+            lose_every: 0,
+            loss: Loss::Report,
+            unsolicited_every: 0,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct FakeState {
+    /// (due time, sequence number) of each MAD to deliver, earliest first.
+    pub(crate) due: BinaryHeap<Reverse<(Instant, u64)>>,
+    pub(crate) msgs: HashMap<u64, Received>,
+    pub(crate) seq: u64,
+    /// Requests sent.
+    pub(crate) sent: u64,
+    /// Unsolicited MADs delivered so far.
+    pub(crate) unsolicited: u32,
+    pub(crate) next_agent: u32,
+    /// Requests sent and not yet answered (delivered response or report), in all and per
+    /// destination LID, and the most there ever were.
+    pub(crate) outstanding: usize,
+    pub(crate) max_outstanding: usize,
+    pub(crate) outstanding_to: HashMap<u16, usize>,
+    pub(crate) max_outstanding_to: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct Fake {
+    pub(crate) b: Behaviour,
+    pub(crate) st: Mutex<FakeState>,
+    pub(crate) cv: Condvar,
+    /// Threads inside `recv_fit` now, and the most there ever were.
+    pub(crate) readers: AtomicUsize,
+    pub(crate) max_readers: AtomicUsize,
+}
+
+impl Fake {
+    pub(crate) fn new(b: Behaviour) -> Arc<Fake> {
+        Arc::new(Fake {
+            b,
+            st: Mutex::new(FakeState::default()),
+            cv: Condvar::new(),
+            readers: AtomicUsize::new(0),
+            max_readers: AtomicUsize::new(0),
+        })
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, FakeState> {
+        self.st.lock().unwrap()
+    }
+
+    pub(crate) fn push(st: &mut FakeState, at: Instant, r: Received) {
+        st.seq += 1;
+        st.due.push(Reverse((at, st.seq)));
+        st.msgs.insert(st.seq, r);
+    }
+
+    fn push_unsolicited(st: &mut FakeState, agent: AgentId, len: usize) {
+        let mut mad = vec![0u8; len];
+        mad[..4].copy_from_slice(&[1, CLASS, 1, TRAP]);
+        mad[12..16].copy_from_slice(&(UNSOLICITED + st.unsolicited).to_be_bytes());
+        st.unsolicited += 1;
+        let r = Received {
+            agent,
+            status: 0,
+            addr: MadAddr::directed_route(),
+            mad,
+        };
+        Fake::push(st, Instant::now(), r);
+    }
+
+    /// Delivers `n` unsolicited MADs of `len` bytes to `agent` now.
+    pub(crate) fn inject(&self, agent: AgentId, n: usize, len: usize) {
+        let mut st = self.state();
+        for _ in 0..n {
+            Fake::push_unsolicited(&mut st, agent, len);
+        }
+        self.cv.notify_all();
+    }
+
+    pub(crate) fn sent(&self) -> u64 {
+        self.state().sent
+    }
+}
+
+/// The fake as the port's transport (tests keep another handle to inspect and inject).
+impl Transport for Arc<Fake> {
+    fn ca_name(&self) -> &str {
+        "fake0"
+    }
+
+    fn port_num(&self) -> u32 {
+        1
+    }
+
+    fn ca(&self) -> Result<Ca> {
+        Err(Error::InvalidArgument(
+            "the fake transport has no CA".into(),
+        ))
+    }
+
+    fn register(&self, _spec: &AgentSpec) -> Result<AgentId> {
+        let mut st = self.state();
+        st.next_agent += 1;
+        Ok(st.next_agent)
+    }
+
+    fn unregister(&self, _agent: AgentId) -> Result<()> {
+        Ok(())
+    }
+
+    fn send(&self, out: &Outgoing<'_>) -> Result<()> {
+        let mut st = self.state();
+        if ibmad::Mad::new_unchecked(out.mad).is_response_mad() || out.timeout_ms == 0 {
+            return Ok(());
+        }
+        st.sent += 1;
+        let n = st.sent;
+        st.outstanding += 1;
+        st.max_outstanding = st.max_outstanding.max(st.outstanding);
+        let to = st.outstanding_to.entry(out.addr.lid).or_insert(0);
+        *to += 1;
+        let to = *to;
+        st.max_outstanding_to = st.max_outstanding_to.max(to);
+        let now = Instant::now();
+        let mut mad = out.mad.to_vec();
+        mad[8..12].copy_from_slice(&(FAKE_HI | out.agent).to_be_bytes());
+        let lost = self.b.lose_every != 0 && n % self.b.lose_every == 0;
+        let budget =
+            Duration::from_millis(u64::from(out.timeout_ms) * (u64::from(out.retries) + 1));
+        let reply = |mad: Vec<u8>, status| Received {
+            agent: out.agent,
+            status,
+            addr: out.addr,
+            mad,
+        };
+        let mut response = mad.clone();
+        response[3] |= 0x80;
+        match (lost, self.b.loss) {
+            (false, _) => {
+                let at = now + self.b.delay + self.b.jitter * (n % 4) as u32;
+                Fake::push(&mut st, at, reply(response, 0));
+            }
+            (true, Loss::Report) => Fake::push(&mut st, now + budget, reply(mad, STATUS_TIMEOUT)),
+            (true, Loss::Silent) => {}
+            (true, Loss::Late(d)) => Fake::push(&mut st, now + d, reply(response, 0)),
+        }
+        if self.b.unsolicited_every != 0 && n % self.b.unsolicited_every == 0 {
+            Fake::push_unsolicited(&mut st, out.agent, 256);
+        }
+        self.cv.notify_all();
+        Ok(())
+    }
+
+    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
+        let now_reading = self.readers.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_readers.fetch_max(now_reading, Ordering::SeqCst);
+        struct Out<'a>(&'a AtomicUsize);
+        impl Drop for Out<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let _out = Out(&self.readers);
+        let until = deadline(timeout);
+        let mut st = self.state();
+        loop {
+            let now = Instant::now();
+            let next = st.due.peek().map(|Reverse(d)| *d);
+            if let Some((at, seq)) = next.filter(|(at, _)| *at <= now) {
+                let needed = st.msgs[&seq].mad.len();
+                if needed > capacity {
+                    return Err(Error::TooLong {
+                        ca: "fake0".into(),
+                        port: 1,
+                        needed,
+                        capacity,
+                    });
+                }
+                st.due.pop();
+                let _ = at;
+                let r = st.msgs.remove(&seq);
+                if let Some(r) = &r {
+                    let tid = u32::from_be_bytes([r.mad[12], r.mad[13], r.mad[14], r.mad[15]]);
+                    if tid < UNSOLICITED {
+                        st.outstanding = st.outstanding.saturating_sub(1);
+                        if let Some(n) = st.outstanding_to.get_mut(&r.addr.lid) {
+                            *n = n.saturating_sub(1);
+                        }
+                    }
+                }
+                return Ok(r);
+            }
+            if until.is_some_and(|u| u <= now) {
+                return Ok(None);
+            }
+            let wake = match (until, next.map(|(at, _)| at)) {
+                (Some(u), Some(n)) => Some(u.min(n)),
+                (u, n) => u.or(n),
+            };
+            st = match wake {
+                None => self.cv.wait(st).unwrap(),
+                Some(w) => self.cv.wait_timeout(st, w - now).unwrap().0,
+            };
+        }
+    }
+
+    fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
+        // Looks without taking (Port::poll peeks while no transaction waits).
+        let until = deadline(timeout);
+        let mut st = self.state();
+        loop {
+            let now = Instant::now();
+            let next = st.due.peek().map(|Reverse((at, _))| *at);
+            if next.is_some_and(|at| at <= now) {
+                return Ok(true);
+            }
+            if until.is_some_and(|u| u <= now) {
+                return Ok(false);
+            }
+            let wake = match (until, next) {
+                (Some(u), Some(n)) => Some(u.min(n)),
+                (u, n) => u.or(n),
+            };
+            st = match wake {
+                None => self.cv.wait(st).unwrap(),
+                Some(w) => self.cv.wait_timeout(st, w - now).unwrap().0,
+            };
+        }
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        -1
+    }
+
+    fn issm(&self) -> Result<Issm> {
+        Err(Error::InvalidArgument(
+            "the fake transport has no issm".into(),
+        ))
+    }
+}
