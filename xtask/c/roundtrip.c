@@ -8,7 +8,9 @@
  * MAD_HEX is the request (the Rust side builds it with ibmad::Smp::dr_request, so its layout
  * is written once). Keeps WINDOW requests in flight (1 = serial: umad_send, then umad_recv),
  * each with its own TID: WARMUP untimed round trips, then COUNT timed ones. Every reply must
- * be a successful GetResp, else the program fails. Prints "elapsed_ns=N round_trips=COUNT".
+ * be a successful GetResp, else the program fails. Prints "elapsed_ns=N round_trips=COUNT
+ * cpu_ns=M": wall time of the timed loop, and the CPU time this (main) thread spent in it, from
+ * /proc/thread-self/schedstat (the shim's receiver thread is the same in both programs).
  */
 #include <endian.h>
 #include <errno.h>
@@ -66,6 +68,20 @@ static void recv_one(void)
 	}
 }
 
+/* CPU time of the calling thread so far, in ns (the first field of schedstat); -1 if unknown. */
+static long long thread_cpu_ns(void)
+{
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	long long ns = -1;
+
+	if (f) {
+		if (fscanf(f, "%lld", &ns) != 1)
+			ns = -1;
+		fclose(f);
+	}
+	return ns;
+}
+
 /* COUNT round trips with WINDOW in flight. */
 static void run(long window, long count)
 {
@@ -97,6 +113,7 @@ static long number(const char *s, const char *what)
 int main(int argc, char **argv)
 {
 	struct timespec t0, t1;
+	long long cpu0, cpu1;
 	long window, warmup, count;
 	const char *hex;
 	uint8_t request[256];
@@ -145,11 +162,14 @@ int main(int argc, char **argv)
 	umad_set_addr(sendbuf, 0xffff, 0, 0, 0);
 
 	run(window, warmup);
+	cpu0 = thread_cpu_ns();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	run(window, count);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("elapsed_ns=%lld round_trips=%ld\n",
-	       (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec), count);
+	cpu1 = thread_cpu_ns();
+	printf("elapsed_ns=%lld round_trips=%ld cpu_ns=%lld\n",
+	       (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec), count,
+	       cpu0 < 0 || cpu1 < 0 ? -1LL : cpu1 - cpu0);
 
 	umad_unregister(portid, agent);
 	umad_close_port(portid);

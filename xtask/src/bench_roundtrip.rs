@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use ibmad::{DrPath, Mad, Method, NodeInfo, NodeType, Smp};
 use ibsim_harness::{example_fabric, run_with_timeout, Ibsim, Need};
 use umad::device::Devices;
+use umad::rpc::{Completion, Outcome, Request, Rpc, Window};
 use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::{AgentSpec, MadAddr, Port, Received};
 
@@ -56,6 +57,9 @@ pub(crate) enum Mode {
     Transact,
     /// `Port::send`, `Port::recv`: the C loop's calls, `window` in flight.
     SendRecv,
+    /// The transaction engine (`umad::rpc::Rpc` with `Window::of(window)`): `Rpc::call` one
+    /// at a time for a window of 1, else `submit` and `next`.
+    Rpc,
 }
 
 impl Mode {
@@ -63,11 +67,12 @@ impl Mode {
         match self {
             Mode::Transact => "transact",
             Mode::SendRecv => "send-recv",
+            Mode::Rpc => "rpc",
         }
     }
 
     fn from_arg(s: &str) -> Option<Mode> {
-        [Mode::Transact, Mode::SendRecv]
+        [Mode::Transact, Mode::SendRecv, Mode::Rpc]
             .into_iter()
             .find(|m| m.arg() == s)
     }
@@ -84,36 +89,35 @@ struct Row {
 }
 
 /// What is measured, C and Rust alike with the same window and counts.
-const ROWS: [Row; 4] = [
-    Row {
-        label: "serial, Port::transact",
-        window: 1,
-        warmup: 200,
-        count: 4_000,
-        rust: Mode::Transact,
-    },
-    Row {
-        label: "serial, Port::send + recv",
-        window: 1,
-        warmup: 200,
-        count: 4_000,
-        rust: Mode::SendRecv,
-    },
-    Row {
-        label: "16 in flight, Port::send + recv",
-        window: 16,
-        warmup: 1_000,
-        count: 20_000,
-        rust: Mode::SendRecv,
-    },
-    Row {
-        label: "64 in flight, Port::send + recv",
-        window: 64,
-        warmup: 1_000,
-        count: 20_000,
-        rust: Mode::SendRecv,
-    },
+const ROWS: [Row; 7] = [
+    serial("serial, Port::transact", Mode::Transact),
+    serial("serial, Rpc::call", Mode::Rpc),
+    serial("serial, Port::send + recv", Mode::SendRecv),
+    pipelined("16 in flight, Rpc", 16, Mode::Rpc),
+    pipelined("64 in flight, Rpc", 64, Mode::Rpc),
+    pipelined("16 in flight, Port::send + recv", 16, Mode::SendRecv),
+    pipelined("64 in flight, Port::send + recv", 64, Mode::SendRecv),
 ];
+
+const fn serial(label: &'static str, rust: Mode) -> Row {
+    Row {
+        label,
+        window: 1,
+        warmup: 200,
+        count: 4_000,
+        rust,
+    }
+}
+
+const fn pipelined(label: &'static str, window: usize, rust: Mode) -> Row {
+    Row {
+        label,
+        window,
+        warmup: 1_000,
+        count: 20_000,
+        rust,
+    }
+}
 
 /// Which program a run uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,7 +169,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
 
-    let mut rates: Vec<[Vec<f64>; 2]> = vec![Default::default(); ROWS.len()];
+    // reports[row][0] = C, [1] = Rust, in run order.
+    let mut reports: Vec<[Vec<Report>; 2]> = vec![Default::default(); ROWS.len()];
     for i in 0..runs {
         for (r, row) in ROWS.iter().enumerate() {
             // Alternate the order too, so drift and cache effects hit both sides alike.
@@ -175,8 +180,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 [Side::Rust, Side::C]
             };
             for side in order {
-                let t = clients.run(side, row.rust, row.window, row.warmup, row.count, false)?;
-                rates[r][usize::from(side == Side::Rust)].push(per_second(row.count, t));
+                let rep = clients.run(side, row.rust, row.window, row.warmup, row.count, false)?;
+                reports[r][usize::from(side == Side::Rust)].push(rep);
             }
         }
     }
@@ -188,26 +193,34 @@ pub fn run(args: &[String]) -> Result<(), String> {
         path.hop_count()
     );
     println!(
-        "  {:34} {:>10} {:>10} {:>8}  goal ≥ 1.00",
-        "round trips/s", "Rust", "C", "Rust ÷ C"
+        "  {:32} {:>8} {:>8} {:>8}  {:11}  {:>6} {:>6} {:>7}",
+        "round trips/s", "Rust", "C", "Rust÷C", "goal ≥ 1.00", "µs CPU", "per RT", "C÷Rust"
     );
     let mut verdicts = Vec::new();
-    for (row, [c, rust]) in ROWS.iter().zip(&rates) {
-        let (c, rust) = (median_f64(c), median_f64(rust));
-        let ratio = rust / c;
-        let ok = goal_met(ratio, Goal::AtLeast(1.0));
+    for (row, [c, rust]) in ROWS.iter().zip(&reports) {
+        let t = table_row(row.count, c, rust);
+        let ok = goal_met(t.ratio, Goal::AtLeast(1.0));
+        let cpu = |v: Option<f64>| v.map_or("?".to_string(), |x| format!("{x:.2}"));
         println!(
-            "  {:34} {:>9.1}k {:>9.1}k {ratio:>8.2}  {}",
+            "  {:32} {:>7.1}k {:>7.1}k {:>8.2}  {:11}  {:>6} {:>6} {:>7}",
             row.label,
-            rust / 1e3,
-            c / 1e3,
-            met(ok)
+            t.rust_rate / 1e3,
+            t.c_rate / 1e3,
+            t.ratio,
+            met(ok),
+            cpu(t.rust_cpu_us),
+            cpu(t.c_cpu_us),
+            cpu(t.rust_cpu_us.zip(t.c_cpu_us).map(|(r, c)| c / r)),
         );
         verdicts.push(ok);
     }
-    for (row, [c, rust]) in ROWS.iter().zip(&rates) {
-        let k = |v: &[f64]| {
-            let mut v = v.to_vec();
+    println!(
+        "  (µs CPU per RT: the main thread's CPU time per round trip, Rust then C; C÷Rust ≥ 1 \
+         = Rust spends less)"
+    );
+    for (row, [c, rust]) in ROWS.iter().zip(&reports) {
+        let k = |v: &[Report]| {
+            let mut v: Vec<f64> = v.iter().map(|r| per_second(row.count, r.wall)).collect();
             v.sort_by(f64::total_cmp);
             v.iter()
                 .map(|x| format!("{:.1}", x / 1e3))
@@ -228,6 +241,44 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// One row's figures from its reports.
+#[derive(Debug, PartialEq)]
+struct TableRow {
+    /// Median round trips per second.
+    rust_rate: f64,
+    c_rate: f64,
+    /// `rust_rate / c_rate`.
+    ratio: f64,
+    /// Median main-thread CPU µs per round trip (`None` if a client could not tell).
+    rust_cpu_us: Option<f64>,
+    c_cpu_us: Option<f64>,
+}
+
+fn table_row(count: usize, c: &[Report], rust: &[Report]) -> TableRow {
+    let rate = |v: &[Report]| {
+        median_f64(
+            &v.iter()
+                .map(|r| per_second(count, r.wall))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let cpu = |v: &[Report]| {
+        let us: Option<Vec<f64>> = v
+            .iter()
+            .map(|r| r.cpu.map(|d| d.as_secs_f64() * 1e6 / count.max(1) as f64))
+            .collect();
+        us.filter(|u| !u.is_empty()).map(|u| median_f64(&u))
+    };
+    let (rust_rate, c_rate) = (rate(rust), rate(c));
+    TableRow {
+        rust_rate,
+        c_rate,
+        ratio: rust_rate / c_rate,
+        rust_cpu_us: cpu(rust),
+        c_cpu_us: cpu(c),
+    }
+}
+
 /// Starts the client processes of one ibsim.
 struct Clients<'a> {
     sim: &'a Ibsim,
@@ -240,7 +291,7 @@ struct Clients<'a> {
 
 impl Clients<'_> {
     /// One client process under umad2sim: `warmup` untimed, then `count` timed round trips
-    /// with `window` in flight. Returns the time the client measured.
+    /// with `window` in flight. Returns what the client measured.
     fn run(
         &self,
         side: Side,
@@ -249,7 +300,7 @@ impl Clients<'_> {
         warmup: usize,
         count: usize,
         check_node: bool,
-    ) -> Result<Duration, String> {
+    ) -> Result<Report, String> {
         let nums = [window, warmup, count].map(|n| n.to_string());
         let mut cmd: Command = match side {
             Side::C => {
@@ -291,8 +342,16 @@ impl Clients<'_> {
 /// Set (to anything) for a Rust client that checks the first reply's NodeInfo: a switch.
 const CHECK_NODE_ENV: &str = "UMAD_XTASK_CHECK_NODE";
 
-/// `elapsed_ns=N round_trips=COUNT` → the duration, after checking COUNT.
-fn parse_report(out: &str, count: usize) -> Result<Duration, String> {
+/// What a client measured: the wall time of its timed loop and the CPU time its main thread
+/// spent in it (`None` when it could not tell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Report {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+/// `elapsed_ns=N round_trips=COUNT cpu_ns=M` → the report, after checking COUNT.
+fn parse_report(out: &str, count: usize) -> Result<Report, String> {
     let line = out
         .lines()
         .rev()
@@ -300,15 +359,20 @@ fn parse_report(out: &str, count: usize) -> Result<Duration, String> {
         .ok_or_else(|| format!("no elapsed_ns= line in its output {out:?}"))?;
     let mut ns = None;
     let mut trips = None;
+    let mut cpu = None;
     for field in line.split_whitespace() {
         match field.split_once('=') {
             Some(("elapsed_ns", v)) => ns = v.parse::<u64>().ok(),
             Some(("round_trips", v)) => trips = v.parse::<usize>().ok(),
+            Some(("cpu_ns", v)) => cpu = v.parse::<u64>().ok().map(Duration::from_nanos),
             _ => {}
         }
     }
     match (ns, trips) {
-        (Some(ns), Some(t)) if t == count => Ok(Duration::from_nanos(ns)),
+        (Some(ns), Some(t)) if t == count => Ok(Report {
+            wall: Duration::from_nanos(ns),
+            cpu,
+        }),
         _ => Err(format!("bad report {line:?} (wanted {count} round trips)")),
     }
 }
@@ -365,24 +429,107 @@ pub fn child(args: &[String]) -> Result<(), String> {
     let fail = |e: umad::Error| e.to_string();
     // The kernel transport by construction (UMAD_IBSIM plays no part in open_kernel).
     let port = Port::open_kernel(&Devices::new(), None, 0).map_err(fail)?;
+    if std::env::var_os(CHECK_NODE_ENV).is_some() {
+        check_node(&port, &request)?;
+    }
+    let elapsed = if mode == Mode::Rpc {
+        let rpc = Rpc::with_window(port, Window::of(window));
+        let req = Request::new(request, MadAddr::directed_route())
+            .timeout(Duration::from_millis(TIMEOUT_MS.into()))
+            .retries(RETRIES);
+        rpc_run(&rpc, &req, window, warmup)?;
+        let cpu = thread_cpu();
+        let started = Instant::now();
+        rpc_run(&rpc, &req, window, count)?;
+        (started.elapsed(), cpu.zip(thread_cpu()))
+    } else {
+        let agent = port
+            .register(&AgentSpec::new(request[1], request[2]))
+            .map_err(fail)?;
+        let mut client = RustClient {
+            port,
+            agent,
+            request,
+            tid: 0,
+            addr: MadAddr::directed_route(),
+        };
+        client.run(mode, window, warmup)?;
+        let cpu = thread_cpu();
+        let started = Instant::now();
+        client.run(mode, window, count)?;
+        (started.elapsed(), cpu.zip(thread_cpu()))
+    };
+    let (elapsed, cpu) = elapsed;
+    let cpu_ns = cpu.map_or(-1, |(a, b)| b.as_nanos() as i64 - a.as_nanos() as i64);
+    println!(
+        "elapsed_ns={} round_trips={count} cpu_ns={cpu_ns}",
+        elapsed.as_nanos()
+    );
+    Ok(())
+}
+
+/// The CPU time of the calling thread so far (the first field of
+/// `/proc/thread-self/schedstat`, as the C program reads it).
+fn thread_cpu() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+/// `count` round trips through the engine: `Rpc::call` one at a time for a window of 1,
+/// else `window` submitted and one more after each completion (the C loop's shape).
+fn rpc_run(rpc: &Rpc, req: &Request, window: usize, count: usize) -> Result<(), String> {
+    let check = |c: Completion| match c.outcome {
+        Outcome::Response(r) => check_mad(&r.mad),
+        other => Err(format!("a request ended with {other:?}")),
+    };
+    if window == 1 {
+        for _ in 0..count {
+            check(rpc.call(req.clone()).map_err(|e| e.to_string())?)?;
+        }
+        return Ok(());
+    }
+    let mut sent = 0;
+    while sent < count.min(window) {
+        rpc.submit(req.clone()).map_err(|e| e.to_string())?;
+        sent += 1;
+    }
+    let mut done = 0;
+    while let Some(c) = rpc.next(Some(RECV_WAIT)).map_err(|e| e.to_string())? {
+        check(c)?;
+        done += 1;
+        if sent < count {
+            rpc.submit(req.clone()).map_err(|e| e.to_string())?;
+            sent += 1;
+        }
+    }
+    if done != count {
+        return Err(format!(
+            "{done} of {count} requests completed within {RECV_WAIT:?} each"
+        ));
+    }
+    Ok(())
+}
+
+/// One transaction whose reply must be a switch's NodeInfo (the end of [`PATH`]).
+fn check_node(port: &Port, request: &[u8]) -> Result<(), String> {
+    let fail = |e: umad::Error| e.to_string();
     let agent = port
         .register(&AgentSpec::new(request[1], request[2]))
         .map_err(fail)?;
-    let mut client = RustClient {
-        port,
-        agent,
-        request,
-        tid: 0,
-        addr: MadAddr::directed_route(),
-    };
-    if std::env::var_os(CHECK_NODE_ENV).is_some() {
-        client.check_node()?;
+    let r = port
+        .transact(agent, request, &MadAddr::directed_route(), TIMEOUT_MS, 2)
+        .map_err(fail)?;
+    port.unregister(agent).map_err(fail)?;
+    check_reply(&r)?;
+    let smp = Smp::new_checked(&r.mad[..]).map_err(|e| e.to_string())?;
+    let info = NodeInfo::parse(smp.data()).map_err(|e| e.to_string())?;
+    if info.node_type != NodeType::Switch {
+        return Err(format!(
+            "the route {PATH} ends at a {}, not at a switch: is this fabrics/example.net?",
+            info.node_type
+        ));
     }
-    client.run(mode, window, warmup)?;
-    let started = Instant::now();
-    client.run(mode, window, count)?;
-    let elapsed = started.elapsed();
-    println!("elapsed_ns={} round_trips={count}", elapsed.as_nanos());
     Ok(())
 }
 
@@ -440,25 +587,7 @@ impl RustClient {
                     }
                 }
             }
-        }
-        Ok(())
-    }
-
-    /// One transaction whose reply must be a switch's NodeInfo (the end of [`PATH`]).
-    fn check_node(&mut self) -> Result<(), String> {
-        self.next_tid();
-        let r = self
-            .port
-            .transact(self.agent, &self.request, &self.addr, TIMEOUT_MS, 2)
-            .map_err(|e| e.to_string())?;
-        check_reply(&r)?;
-        let smp = Smp::new_checked(&r.mad[..]).map_err(|e| e.to_string())?;
-        let info = NodeInfo::parse(smp.data()).map_err(|e| e.to_string())?;
-        if info.node_type != NodeType::Switch {
-            return Err(format!(
-                "the route {PATH} ends at a {}, not at a switch: is this fabrics/example.net?",
-                info.node_type
-            ));
+            Mode::Rpc => return Err("the engine runs in rpc_run".into()),
         }
         Ok(())
     }
@@ -472,7 +601,12 @@ fn check_reply(r: &Received) -> Result<(), String> {
             r.status
         ));
     }
-    let smp = Smp::new_checked(&r.mad[..]).map_err(|e| format!("reply: {e}"))?;
+    check_mad(&r.mad)
+}
+
+/// A reply MAD must be a successful GetResp.
+fn check_mad(mad: &[u8]) -> Result<(), String> {
+    let smp = Smp::new_checked(mad).map_err(|e| format!("reply: {e}"))?;
     if smp.method() != Method::GetResp || !smp.status().is_success() {
         return Err(format!(
             "reply: method {:?}, status {:#06x}",
@@ -490,8 +624,18 @@ mod tests {
     #[test]
     fn reports() {
         assert_eq!(
-            parse_report("x\nelapsed_ns=2500000 round_trips=10\n", 10),
-            Ok(Duration::from_micros(2500))
+            parse_report("x\nelapsed_ns=2500000 round_trips=10 cpu_ns=700\n", 10),
+            Ok(Report {
+                wall: Duration::from_micros(2500),
+                cpu: Some(Duration::from_nanos(700))
+            })
+        );
+        assert_eq!(
+            parse_report("elapsed_ns=5 round_trips=10 cpu_ns=-1\n", 10),
+            Ok(Report {
+                wall: Duration::from_nanos(5),
+                cpu: None
+            })
         );
         assert!(parse_report("elapsed_ns=5 round_trips=9\n", 10).is_err());
         assert!(parse_report("elapsed_ns=x round_trips=10\n", 10).is_err());
@@ -508,6 +652,24 @@ mod tests {
     }
 
     #[test]
+    fn table_rows() {
+        let rep = |ms: u64, cpu_us: Option<u64>| Report {
+            wall: Duration::from_millis(ms),
+            cpu: cpu_us.map(Duration::from_micros),
+        };
+        let c = [rep(10, Some(500)), rep(20, Some(700)), rep(30, Some(900))];
+        let rust = [rep(10, Some(400)), rep(5, Some(100)), rep(8, Some(300))];
+        let t = table_row(100, &c, &rust);
+        assert_eq!(t.c_rate, 5_000.0);
+        assert_eq!(t.rust_rate, 12_500.0);
+        assert_eq!(t.ratio, 2.5);
+        assert_eq!(t.c_cpu_us, Some(7.0));
+        assert_eq!(t.rust_cpu_us, Some(3.0));
+        let unknown = [rep(10, None)];
+        assert_eq!(table_row(100, &unknown, &rust).c_cpu_us, None);
+    }
+
+    #[test]
     fn medians_and_rates() {
         assert_eq!(median_f64(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median_f64(&[4.0, 1.0, 2.0, 3.0]), 2.5);
@@ -517,7 +679,7 @@ mod tests {
 
     #[test]
     fn modes() {
-        for m in [Mode::Transact, Mode::SendRecv] {
+        for m in [Mode::Transact, Mode::SendRecv, Mode::Rpc] {
             assert_eq!(Mode::from_arg(m.arg()), Some(m));
         }
         assert_eq!(Mode::from_arg("x"), None);

@@ -363,6 +363,8 @@ struct State {
     unclaimed_outstanding: usize,
     /// A thread is reading from the port for the engine.
     reading: bool,
+    /// Threads asleep on [`Inner::changed`] (see [`Inner::wake`]).
+    sleepers: usize,
     /// Timeout and retries of the requests the typed one-liners make.
     budget: Option<(Duration, u32)>,
     stats: RpcStats,
@@ -422,8 +424,9 @@ struct Reading<'a> {
 impl Drop for Reading<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.inner.lock().reading = false;
-            self.inner.changed.notify_all();
+            let mut st = self.inner.lock();
+            st.reading = false;
+            self.inner.wake(&st);
         }
     }
 }
@@ -431,6 +434,36 @@ impl Drop for Reading<'_> {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sleeps on [`Inner::changed`] until woken or `timeout` (`None`: no limit), counted in
+    /// [`State::sleepers`] meanwhile.
+    fn sleep<'a>(
+        &self,
+        mut st: MutexGuard<'a, State>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, State> {
+        st.sleepers += 1;
+        let mut st = match timeout {
+            None => self.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
+            Some(t) => {
+                self.changed
+                    .wait_timeout(st, t)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+            }
+        };
+        st.sleepers -= 1;
+        st
+    }
+
+    /// Wakes the threads asleep on [`Inner::changed`], if there are any (with the lock held,
+    /// after the change, so none is missed). Saves a futex system call per read when one
+    /// thread drives the engine.
+    fn wake(&self, st: &State) {
+        if st.sleepers > 0 {
+            self.changed.notify_all();
+        }
     }
 }
 
@@ -827,21 +860,7 @@ impl Rpc {
         };
         if st.reading {
             let left = wake.map(|w| w.saturating_duration_since(Instant::now()));
-            st = match left {
-                Some(l) => {
-                    self.inner
-                        .changed
-                        .wait_timeout(st, l)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-                None => self
-                    .inner
-                    .changed
-                    .wait(st)
-                    .unwrap_or_else(|p| p.into_inner()),
-            };
-            return Ok(st);
+            return Ok(self.inner.sleep(st, left));
         }
         let Some(wake) = wake else {
             // Nothing in flight and no limit: nothing can arrive that anyone waits for.
@@ -863,7 +882,7 @@ impl Rpc {
             }
         });
         self.expire(&mut st, Instant::now());
-        self.inner.changed.notify_all();
+        self.inner.wake(&st);
         result.map(|()| st)
     }
 }
