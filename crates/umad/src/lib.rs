@@ -19,6 +19,7 @@ pub mod device;
 pub mod error;
 #[cfg(test)]
 mod fake;
+mod hash;
 pub mod layer;
 pub mod port;
 pub mod raw;

@@ -15,7 +15,7 @@
 //! when a MAD arrives that nobody receives (e.g. threads only `transact` while unsolicited MADs
 //! come in), the oldest queued MAD is dropped and [`Port::dropped`] counts it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
 use crate::device::{Ca, Devices};
+use crate::hash::FastMap as HashMap;
 use crate::layer::{LayerConfig, MadLayer};
 use crate::transport::ibsim::{IbsimCarrier, IbsimOptions};
 use crate::transport::kernel::KernelTransport;
