@@ -57,9 +57,20 @@ pub(crate) fn parse_opts_with(
     default_runs: usize,
     min_runs: usize,
 ) -> Result<Opts, String> {
+    parse_opts_full(args, command, default_runs, min_runs, true)
+}
+
+/// [`parse_opts_with`] with pinning on or off by default; `--pin` and `--no-pin` both work.
+pub(crate) fn parse_opts_full(
+    args: &[String],
+    command: &str,
+    default_runs: usize,
+    min_runs: usize,
+    pin_default: bool,
+) -> Result<Opts, String> {
     let mut opts = Opts {
         runs: default_runs,
-        pin: true,
+        pin: pin_default,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -72,10 +83,12 @@ pub(crate) fn parse_opts_with(
                 };
             }
             "--no-pin" => opts.pin = false,
+            "--pin" => opts.pin = true,
             other => {
+                let pin = if pin_default { "--no-pin" } else { "--pin" };
                 return Err(format!(
-                    "unknown option {other:?} (usage: cargo xtask {command} [--runs N] [--no-pin])"
-                ))
+                    "unknown option {other:?} (usage: cargo xtask {command} [--runs N] [{pin}])"
+                ));
             }
         }
     }
@@ -413,6 +426,16 @@ mod tests {
             })
         );
         assert!(parse(&["--runs", "3"]).is_err());
+        assert_eq!(
+            parse_opts_full(&args(&["--pin"]), "x", 11, 10, false),
+            Ok(Opts {
+                runs: 11,
+                pin: true
+            })
+        );
+        assert!(parse_opts_full(&args(&["-y"]), "x", 11, 10, false)
+            .unwrap_err()
+            .contains("[--pin]"));
         assert!(parse(&["--runs"]).is_err());
         assert!(parse(&["-x"])
             .unwrap_err()

@@ -1,6 +1,7 @@
 //! Project automation for umad-rs: `cargo xtask <command>` (see `cargo xtask help`).
 
 mod bench;
+mod bench_discover;
 mod bench_rmpp;
 mod bench_roundtrip;
 mod capture;
@@ -10,6 +11,7 @@ mod fuzz;
 mod libibumad;
 mod package;
 mod packages;
+mod raw_smps;
 mod testrun;
 
 use std::ffi::OsString;
@@ -56,6 +58,12 @@ commands:
         kernel transport vs a C loop on the system libibumad, both under umad2sim; N
         interleaved runs each (default 11, at least 9); prints Rust ÷ C per row (goal >= 1.00).
         Re-runs itself as an optimized build
+  bench-discover [--runs N] [--pin]
+        discovery on generated 1052- and 2368-node fat trees, one ibsim each: `umad
+        ibnetdiscover` (crates/umad-cli, native transport; or UMAD_BIN=<umad>) vs C
+        ibnetdiscover default and -o 128 under umad2sim, and the floor (SMPs ÷ the best raw
+        MAD rate, 32/64/128 in flight); N interleaved rounds (default 11, at least 10),
+        unpinned unless --pin. Re-runs itself as an optimized build
   package [CARGO_PACKAGE_ARGS...]
         check the crates.io metadata of every publishable workspace member (publish not
         false), then `cargo package` them together, verified (e.g. `-- --allow-dirty`)
@@ -85,6 +93,7 @@ fn main() -> ExitCode {
         "bench-libibumad" => bench::run(rest),
         "bench-rmpp" => bench_rmpp::run(rest),
         "bench-roundtrip" => bench_roundtrip::run(rest),
+        "bench-discover" => bench_discover::run(rest),
         bench_roundtrip::CHILD_COMMAND => bench_roundtrip::child(rest),
         "package" => package::run(rest),
         "msrv" => package::msrv(rest),
