@@ -193,7 +193,6 @@ pub fn parse_args(args: &[String]) -> Result<FatTree, String> {
 mod tests {
     use super::*;
     use ibsim_harness::{fabrics_dir, find_tool, require_ibsim, run_with_timeout, Ibsim, TempDir};
-    use std::collections::BTreeMap;
     use std::time::Duration;
 
     fn small() -> FatTree {
@@ -205,26 +204,6 @@ mod tests {
         }
     }
 
-    /// (node, port) → (remote node, remote port), from every port line of a netfile.
-    fn links(net: &str) -> BTreeMap<(String, u32), (String, u32)> {
-        let mut map = BTreeMap::new();
-        let mut node = String::new();
-        for line in net.lines() {
-            if line.starts_with("Hca") || line.starts_with("Switch") {
-                node = line.split('"').nth(1).unwrap().to_owned();
-            } else if let Some(rest) = line.strip_prefix('[') {
-                let (port, rest) = rest.split_once(']').unwrap();
-                let mut q = rest.split('"');
-                let remote = q.nth(1).unwrap().to_owned();
-                let rport = q.next().unwrap();
-                let rport = rport[1..rport.find(']').unwrap()].parse().unwrap();
-                let old = map.insert((node.clone(), port.parse().unwrap()), (remote, rport));
-                assert!(old.is_none(), "port listed twice: {line}");
-            }
-        }
-        map
-    }
-
     #[test]
     fn links_are_symmetric_and_complete() {
         let t = FatTree {
@@ -233,25 +212,21 @@ mod tests {
             hosts_per_leaf: 4,
             radix: 8,
         };
-        let net = t.netfile().unwrap();
-        let l = links(&net);
-        // Each host link and each leaf-spine link, seen from both ends.
-        assert_eq!(l.len(), 2 * (t.hosts() + t.leaves * t.spines));
-        for ((n, p), (rn, rp)) in &l {
-            assert_eq!(
-                l.get(&(rn.clone(), *rp)),
-                Some(&(n.clone(), *p)),
-                "{n}[{p}]"
-            );
-        }
-        assert!(net.contains("Hca\t1 \"H-host0001\""));
-        assert!(net.contains("Hca\t1 \"H-host0012\""));
-        let first_node = net.lines().find(|l| !l.starts_with('#') && !l.is_empty());
-        assert_eq!(
-            first_node,
-            Some("Hca\t1 \"H-host0001\"\t\t# \"host0001 HCA-1\"")
-        );
-        assert_eq!(net.matches("4xQDR").count(), l.len());
+        let text = t.netfile().unwrap();
+        // ibfabric's netfile parser applies ibsim's rules, link checks included.
+        let net = ibfabric::netfile::Netfile::parse(&text).expect("a netfile ibsim accepts");
+        assert!(net.warnings.is_empty(), "{:?}", net.warnings);
+        assert_eq!(net.nodes.len(), t.hosts() + t.switches());
+        let ports: Vec<_> = net.nodes.iter().flat_map(|n| &n.ports).collect();
+        // Each host link and each leaf-spine link, seen from both ends, all 4x QDR.
+        assert_eq!(ports.len(), 2 * (t.hosts() + t.leaves * t.spines));
+        assert!(ports.iter().all(|p| (p.width, p.speed) == (3, 7)));
+        let fabric = net.to_fabric();
+        assert_eq!(fabric.links().len(), t.hosts() + t.leaves * t.spines);
+        assert_eq!(net.nodes[0].id, "H-host0001", "the default attach point");
+        assert_eq!(net.nodes[0].description, "host0001 HCA-1");
+        assert!(net.node("H-host0012").is_some());
+        assert_eq!(text.matches("4xQDR").count(), ports.len());
     }
 
     #[test]

@@ -24,6 +24,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Debug, Write as _};
 
+use ibmad::NodeType;
+
 /// The kind of a node in `ibnetdiscover` output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NodeKind {
@@ -126,43 +128,70 @@ pub struct Topology {
 }
 
 impl Topology {
-    /// Parses `ibnetdiscover` output (the default format: `vendid=`/`devid=`/`*guid=`
-    /// lines, a `Switch`/`Ca`/`Rt` header, one `[port]` line per linked port).
+    /// Parses `ibnetdiscover` output (the default format, or `-s`/`-f`/`-m`) with
+    /// [`ibfabric::Fabric::parse_ibnetdiscover`] and reduces it to the node sections in
+    /// output order.
     ///
     /// # Errors
-    /// A line that looks like a header or a port line but does not parse, a port line
-    /// outside a node section, or a duplicate node id or port.
+    /// What `ibfabric` rejects (with the line number): a line that does not parse, a port
+    /// line outside a node section, a duplicate node or port, a link not listed from both
+    /// ends alike, a peer LID in a comment that disagrees with the peer's section.
     pub fn parse(ibnetdiscover: &str) -> Result<Topology, String> {
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut guid: Option<(u64, Option<u64>)> = None;
-        for (n, line) in ibnetdiscover.lines().enumerate() {
-            let err = |what: &str| format!("ibnetdiscover line {}: {what}: {line:?}", n + 1);
-            let line = line.trim_end();
-            if let Some(rest) = ["switchguid=", "caguid=", "rtguid="]
-                .iter()
-                .find_map(|tag| line.strip_prefix(tag))
-            {
-                guid = Some(parse_guid_line(rest).ok_or_else(|| err("bad GUID line"))?);
-            } else if let Some(kind) = header_kind(line) {
-                let mut node = parse_header(kind, line).ok_or_else(|| err("bad node header"))?;
-                if let Some((node_guid, port0_guid)) = guid.take() {
-                    node.guid = Some(node_guid);
-                    node.port0_guid = port0_guid;
+        let fabric =
+            ibfabric::Fabric::parse_ibnetdiscover(ibnetdiscover).map_err(|e| e.to_string())?;
+        let id = |n: &ibfabric::Node| {
+            ibfabric::ibnetdiscover::node_id(n.node_type, n.guid)
+                .trim_matches('"')
+                .to_owned()
+        };
+        let mut nodes: Vec<&ibfabric::Node> = fabric.nodes.iter().collect();
+        // Output order: switches, CAs, routers (each in iteration order).
+        nodes.sort_by_key(|n| match n.node_type {
+            NodeType::Switch => 0,
+            NodeType::ChannelAdapter => 1,
+            _ => 2,
+        });
+        let nodes = nodes
+            .into_iter()
+            .map(|n| {
+                let kind = match n.node_type {
+                    NodeType::Switch => NodeKind::Switch,
+                    NodeType::Router => NodeKind::Router,
+                    _ => NodeKind::Ca,
+                };
+                let ports = n
+                    .ports
+                    .iter()
+                    .filter(|p| p.number >= 1)
+                    .filter_map(|p| {
+                        let r = p.remote?;
+                        let rn = fabric.nodes.get(r.node)?;
+                        let ca = !n.is_switch();
+                        Some((
+                            p.number,
+                            PortLine {
+                                port: p.number,
+                                guid: ca.then_some(p.guid),
+                                lid: ca.then_some(p.lid),
+                                remote_id: id(rn),
+                                remote_port: r.port,
+                                remote_lid: Some(rn.shown_lid(r.port)),
+                            },
+                        ))
+                    })
+                    .collect();
+                Node {
+                    kind,
+                    id: id(n),
+                    guid: Some(n.guid),
+                    port0_guid: n.is_switch().then_some(n.port_guid),
+                    description: n.description.clone(),
+                    num_ports: n.num_ports,
+                    lid: n.is_switch().then_some(n.lid),
+                    ports,
                 }
-                if nodes.iter().any(|o| o.id == node.id) {
-                    return Err(err("duplicate node"));
-                }
-                nodes.push(node);
-            } else if line.starts_with('[') {
-                let node = nodes
-                    .last_mut()
-                    .ok_or_else(|| err("port line outside a node"))?;
-                let port = parse_port_line(line).ok_or_else(|| err("bad port line"))?;
-                if node.ports.insert(port.port, port).is_some() {
-                    return Err(err("duplicate port"));
-                }
-            }
-        }
+            })
+            .collect();
         Ok(Topology { nodes })
     }
 
@@ -291,108 +320,6 @@ impl Topology {
         }
         Ok(out)
     }
-}
-
-fn header_kind(line: &str) -> Option<NodeKind> {
-    let word = line.split(['\t', ' ']).next()?;
-    match word {
-        "Switch" => Some(NodeKind::Switch),
-        "Ca" => Some(NodeKind::Ca),
-        "Rt" => Some(NodeKind::Router),
-        _ => None,
-    }
-}
-
-/// `0x200000(200000)` or `0x100002`: the node GUID and the optional port GUID in brackets.
-fn parse_guid_line(rest: &str) -> Option<(u64, Option<u64>)> {
-    let (node, port) = match rest.split_once('(') {
-        Some((node, port)) => (node, Some(hex(port.strip_suffix(')')?)?)),
-        None => (rest, None),
-    };
-    Some((hex(node.trim())?, port))
-}
-
-/// `Switch\t8 "S-…"\t\t# "sw1" enhanced port 0 lid 2 lmc 0`, `Ca\t2 "H-…"\t\t# "host2 HCA-1"`.
-fn parse_header(kind: NodeKind, line: &str) -> Option<Node> {
-    let rest = line.split_once(['\t', ' '])?.1.trim_start();
-    let (count, rest) = rest.split_once(['\t', ' '])?;
-    let (id, rest) = quoted(rest.trim_start())?;
-    let comment = rest.trim_start().strip_prefix('#')?.trim_start();
-    // The description runs to the last quote: the text after it has none.
-    let body = comment.strip_prefix('"')?;
-    let end = body.rfind('"')?;
-    let (description, tail) = (&body[..end], &body[end + 1..]);
-    let lid = match kind {
-        NodeKind::Switch => Some(number_after(tail, "port 0 lid ")?),
-        _ => None,
-    };
-    Some(Node {
-        kind,
-        id: id.to_owned(),
-        guid: None,
-        port0_guid: None,
-        description: description.to_owned(),
-        num_ports: count.parse().ok()?,
-        lid,
-        ports: BTreeMap::new(),
-    })
-}
-
-/// `[1]\t"H-…"[1](100001) \t\t# "host1 HCA-1" lid 1 4xQDR` (switch) or
-/// `[1](100003) \t"S-…"[2]\t\t# lid 4 lmc 0 "sw1" lid 2 4xQDR` (CA).
-fn parse_port_line(line: &str) -> Option<PortLine> {
-    let (port, rest) = bracketed_number(line)?;
-    let (guid, rest) = optional_guid(rest);
-    let (remote_id, rest) = quoted(rest.trim_start())?;
-    let (remote_port, rest) = bracketed_number(rest)?;
-    let (_, rest) = optional_guid(rest);
-    let comment = rest.trim_start().strip_prefix('#').map(str::trim_start);
-    let lid = comment
-        .filter(|c| c.starts_with("lid "))
-        .and_then(|c| number_after(c, "lid "));
-    let remote_lid = comment
-        .and_then(|c| c.rfind("\" lid ").map(|i| &c[i + 1..]))
-        .and_then(|c| number_after(c, " lid "));
-    Some(PortLine {
-        port,
-        guid,
-        lid,
-        remote_id: remote_id.to_owned(),
-        remote_port,
-        remote_lid,
-    })
-}
-
-/// `[12]rest` → (12, rest).
-fn bracketed_number(s: &str) -> Option<(u8, &str)> {
-    let (n, rest) = s.strip_prefix('[')?.split_once(']')?;
-    Some((n.parse().ok()?, rest))
-}
-
-/// `(10077b)rest` → (Some(0x10077b), rest); anything else → (None, s).
-fn optional_guid(s: &str) -> (Option<u64>, &str) {
-    s.strip_prefix('(')
-        .and_then(|r| r.split_once(')'))
-        .and_then(|(g, rest)| Some((Some(hex(g)?), rest)))
-        .unwrap_or((None, s))
-}
-
-/// `"text"rest` → (text, rest).
-fn quoted(s: &str) -> Option<(&str, &str)> {
-    s.strip_prefix('"')?.split_once('"')
-}
-
-fn hex(s: &str) -> Option<u64> {
-    u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok()
-}
-
-fn number_after<T: std::str::FromStr>(s: &str, tag: &str) -> Option<T> {
-    let start = s.find(tag)? + tag.len();
-    let digits: String = s[start..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
 }
 
 /// One `<Kind> dump:` record of `saquery` output, its fields (nested dumps such as
@@ -582,7 +509,7 @@ mod tests {
     /// `ibnetdiscover` of `fabrics/example.net` after opensm (abridged to one switch, its
     /// peers and a CA with an unlinked second port).
     const DISCOVERED: &str = "#\n# Topology file: generated on Tue Dec  1 09:40:11 2026\n#\n\
-        # Initiated from node 0000000000100005 port 0000000000100006\n\n\
+        # Initiated from node 0000000000100000 port 0000000000100001\n\n\
         vendid=0x0\ndevid=0x0\nsysimgguid=0x200000\nswitchguid=0x200000(200000)\n\
         Switch\t8 \"S-0000000000200000\"\t\t# \"sw1\" enhanced port 0 lid 2 lmc 0\n\
         [1]\t\"H-0000000000100000\"[1](100001) \t\t# \"host1 HCA-1\" lid 1 4xQDR\n\
@@ -687,28 +614,19 @@ mod tests {
             "[2]\t\"H-0000000000100002\"[1](100003) \t\t# \"host2 HCA-1\" lid 4 4xQDR\n",
             "",
         );
-        let err = Topology::parse(&one_sided)
-            .unwrap()
-            .link_records()
-            .unwrap_err();
+        let err = Topology::parse(&one_sided).unwrap_err();
         assert!(err.contains("not listed from the other end"), "{err}");
         // A comment that disagrees with the peer's section.
         let wrong =
             DISCOVERED.replace("\"host1 HCA-1\" lid 1 4xQDR", "\"host1 HCA-1\" lid 9 4xQDR");
-        let err = Topology::parse(&wrong).unwrap().link_records().unwrap_err();
-        assert!(err.contains("peer lid Some(9)"), "{err}");
+        let err = Topology::parse(&wrong).unwrap_err();
+        assert!(err.contains("peer lid 9"), "{err}");
         assert!(Topology::parse("Ca\tx \"H-1\"\t\t# \"x\"\n").is_err());
         assert!(Topology::parse("[1]\t\"H-1\"[1]\n").is_err());
         assert!(Topology::parse("caguid=0x1\nCa\t1 \"H-1\"\n").is_err());
-        // Without GUID lines the LIDs are still there, the NodeRecords are not.
-        let bare =
-            Topology::parse("Ca\t1 \"H-1\"\t\t# \"x\"\n[1](2) \t\"S-3\"[4]\t\t# lid 7 lmc 0\n")
-                .unwrap();
-        assert_eq!(
-            bare.lids_by_description(),
-            BTreeMap::from([("x".to_owned(), 7)])
-        );
-        assert!(bare.node_records().is_err());
+        // Sections without their GUID lines, or peers without a section, are rejected.
+        let bare = "Ca\t1 \"H-1\"\t\t# \"x\"\n[1](2) \t\"S-3\"[4]\t\t# lid 7 lmc 0\n";
+        assert!(Topology::parse(bare).is_err());
     }
 
     /// `saquery` output shapes (abridged): a NodeRecord, LinkRecords, a SwitchInfoRecord with

@@ -1,0 +1,853 @@
+//! Fabric discovery: a directed-route walk from the local port over [`umad::rpc`], sending the
+//! SMPs rdma-core's libibnetdisc sends and filling the [`Fabric`] model exactly as it fills its
+//! own, so that the `ibnetdiscover` writer prints what C `ibnetdiscover` prints.
+//!
+//! # What is sent (libibnetdisc, rdma-core 44 `ibnetdisc.c`)
+//!
+//! * Before the walk, the two self look-ups of `ib_resolve_self_via`: NodeInfo and PortInfo
+//!   (port 0) of the local port (empty route). They are not counted in "Total MADs used".
+//! * NodeInfo of the start route. For every NodeInfo answer: the node is found by NodeGUID
+//!   or created; the port it arrived through (NodeInfo.LocalPortNum) gets the NodeInfo's
+//!   PortGUID; the port it was reached from is linked to it. A **new** node gets a
+//!   NodeDescription query; a new switch also SwitchInfo and then PortInfo of port 0. A node
+//!   that is not a switch gets PortInfo of the port it was reached on (new or not).
+//! * PortInfo of a switch's port 0 is followed by PortInfo of ports 1..=NumPorts.
+//! * PortInfo answer: the port is recorded (a switch's ports take port 0's LID and LMC). With
+//!   the Mellanox extended port info enabled (infiniband-diags' default, `MLX_EPI`), a port of
+//!   a device known to have it ([`mlnx_ext_port_info_supported`]) that is LinkUp at QDR with
+//!   no extended speed first gets a Mellanox ExtendedPortInfo query (FDR10 shows there); the
+//!   walk continues from its answer, or from its failure.
+//! * Then, if the port is LinkUp, not port 0, and either a switch port other than the one the
+//!   SMP came in through (PortInfo.LocalPortNum) or the start node's start port: NodeInfo
+//!   through it (the route extended by that port), unless the maximum hop count was passed.
+//!
+//! # Order
+//!
+//! libibnetdisc keeps one FIFO of SMPs, sends from its head while fewer than `max_smps` are
+//! on the wire and handles answers as they arrive; the simulator (and a quiet fabric) answers
+//! in order, so C handles the SMPs in the order it queued them, whatever `-o` is. Here SMPs
+//! are sent ahead from the same logical queue (the window, `outstanding`), answers are
+//! buffered as they complete, and handled strictly in queue order. Node creation order (and
+//! so [`Fabric::nodes`], newest first, as libibnetdisc's lists) is then the same as C's,
+//! independent of the order completions arrive in.
+//!
+//! At the end nodes are grouped into chassis ([`Fabric::group_chassis`], libibnetdisc's
+//! `group_nodes`), and [`Fabric::max_hops_discovered`] / [`Fabric::total_mads_used`] are set
+//! as libibnetdisc sets them (`ibnetdiscover -m`).
+//!
+//! # Failures
+//!
+//! Timeouts (after the rpc's retries), MAD status errors and malformed answers do not stop
+//! the walk: each is listed in [`Discovery::missed`] with the route and the SMP, and the
+//! fabric keeps what was learnt ([`crate::Queried`] says what a node lacks). A query that
+//! fails is treated as C treats it: its follow-ups are not sent (a switch whose PortInfo of
+//! port 0 failed has no ports queried; a NodeInfo that failed leaves the port unlinked).
+//! A dead port (not LinkUp) is no failure: it is recorded as it is and not walked through.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use ibfabric::discover::{discover, DiscoverOptions};
+//! use ibfabric::WriteOptions;
+//!
+//! let port = umad::Port::open_smi(None, 0)?; // or native ibsim with UMAD_IBSIM set
+//! let d = discover(port, &DiscoverOptions { outstanding: Some(16), ..Default::default() })?;
+//! for m in &d.missed {
+//!     eprintln!("not reached: {m}");
+//! }
+//! print!("{}", d.fabric.to_ibnetdiscover(&WriteOptions::default()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ibmad::attr::{cap, id, MlnxExtPortInfo};
+use ibmad::{DrPath, Method, NodeDescription, NodeInfo, NodeType, PhysPortState, PortInfo};
+use ibmad::{Smp, SwitchInfo};
+use umad::rpc::{Completion, Outcome, Request, Rpc, Ticket};
+use umad::MadAddr;
+
+use crate::model::{Fabric, Node, Origin, Port, PortRef, Progress, Queried, Route};
+
+/// CapabilityMask2 bit: LinkSpeedExtActive2 and friends are valid (IBA 1.7, XDR).
+const CAP2_IS_EXT_SPEEDS_2_SUPPORTED: u16 = 1 << 11;
+
+/// PortInfo.LinkSpeedActive code of QDR.
+const SPEED_QDR: u8 = 4;
+
+/// A progress callback: called for every NodeInfo answer, in libibnetdisc's order.
+pub type ProgressFn = Arc<dyn Fn(&ProgressEvent<'_>) + Send + Sync>;
+
+/// How to discover.
+#[derive(Clone)]
+pub struct DiscoverOptions {
+    /// libibnetdisc's `max_hops` (0 = no limit): no NodeInfo is sent through a port once a
+    /// route longer than this has been seen (C's rule, which lets one NodeInfo one hop
+    /// further through).
+    pub max_hops: u32,
+    /// SMPs in flight at most (C `ibnetdiscover -o`); `None`: as many as the rpc's window
+    /// takes (everything known is handed to it).
+    pub outstanding: Option<usize>,
+    /// Time to wait for each answer (per try); `None`: the rpc's default.
+    pub timeout: Option<Duration>,
+    /// Retries after a timeout; `None`: the rpc's default.
+    pub retries: Option<u32>,
+    /// Query Mellanox ExtendedPortInfo where libibnetdisc does (its `IBND_CONFIG_MLX_EPI`,
+    /// on by default in infiniband-diags).
+    pub mlx_epi: bool,
+    /// The route to start from (default: the local port).
+    pub from: DrPath,
+    /// Keep a [`Progress`] record per NodeInfo answer in [`Fabric::progress`] (what
+    /// `ibnetdiscover -s` prints).
+    pub record_progress: bool,
+    /// Called for every NodeInfo answer (for a CLI's progress display).
+    pub progress: Option<ProgressFn>,
+}
+
+impl Default for DiscoverOptions {
+    fn default() -> Self {
+        DiscoverOptions {
+            max_hops: 0,
+            outstanding: None,
+            timeout: None,
+            retries: None,
+            mlx_epi: true,
+            from: DrPath::local(),
+            record_progress: false,
+            progress: None,
+        }
+    }
+}
+
+impl fmt::Debug for DiscoverOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DiscoverOptions")
+            .field("max_hops", &self.max_hops)
+            .field("outstanding", &self.outstanding)
+            .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
+            .field("mlx_epi", &self.mlx_epi)
+            .field("from", &self.from)
+            .field("record_progress", &self.record_progress)
+            .field("progress", &self.progress.as_ref().map(|_| "Fn"))
+            .finish()
+    }
+}
+
+/// What the progress callback sees: one NodeInfo answer, and counters.
+#[derive(Debug)]
+pub struct ProgressEvent<'a> {
+    /// The answer as `ibnetdiscover -s` prints it (node index is in the fabric being built,
+    /// in discovery order: 0 is the start node).
+    pub record: &'a Progress,
+    /// The node's GUID.
+    pub guid: u64,
+    /// The node's type.
+    pub node_type: NodeType,
+    /// Nodes found so far.
+    pub nodes: usize,
+    /// SMPs queued so far (sent or waiting).
+    pub smps: usize,
+    /// SMPs answered or failed so far.
+    pub done: usize,
+}
+
+/// One SMP libibnetdisc sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Query {
+    /// NodeInfo.
+    NodeInfo,
+    /// NodeDescription.
+    NodeDescription,
+    /// SwitchInfo.
+    SwitchInfo,
+    /// PortInfo of a port.
+    PortInfo(u8),
+    /// Mellanox ExtendedPortInfo of a port.
+    MlnxExtPortInfo(u8),
+}
+
+impl Query {
+    /// Attribute ID and modifier.
+    pub fn attribute(self) -> (u16, u32) {
+        match self {
+            Query::NodeInfo => (id::NODE_INFO, 0),
+            Query::NodeDescription => (id::NODE_DESC, 0),
+            Query::SwitchInfo => (id::SWITCH_INFO, 0),
+            Query::PortInfo(p) => (id::PORT_INFO, u32::from(p)),
+            Query::MlnxExtPortInfo(p) => (id::MLNX_EXT_PORT_INFO, u32::from(p)),
+        }
+    }
+}
+
+impl fmt::Display for Query {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Query::NodeInfo => f.write_str("NodeInfo"),
+            Query::NodeDescription => f.write_str("NodeDescription"),
+            Query::SwitchInfo => f.write_str("SwitchInfo"),
+            Query::PortInfo(p) => write!(f, "PortInfo port {p}"),
+            Query::MlnxExtPortInfo(p) => write!(f, "MlnxExtPortInfo port {p}"),
+        }
+    }
+}
+
+/// Why an SMP got no usable answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MissReason {
+    /// No answer after all retries.
+    Timeout,
+    /// Answered with a non-zero MAD status (D bit removed).
+    MadStatus(u16),
+    /// The answer could not be parsed.
+    Malformed(String),
+    /// The transaction was aborted or failed locally.
+    Failed(String),
+}
+
+impl fmt::Display for MissReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MissReason::Timeout => f.write_str("timed out"),
+            MissReason::MadStatus(s) => write!(f, "MAD status {s:#06x}"),
+            MissReason::Malformed(e) => write!(f, "malformed answer: {e}"),
+            MissReason::Failed(e) => write!(f, "failed: {e}"),
+        }
+    }
+}
+
+/// An SMP that got no usable answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missed {
+    /// The directed route it was sent on.
+    pub path: DrPath,
+    /// What it asked.
+    pub query: Query,
+    /// The GUID of the node it asked about (`None` for a NodeInfo: the node is unknown).
+    pub node_guid: Option<u64>,
+    /// Why it failed.
+    pub reason: MissReason,
+}
+
+impl fmt::Display for Missed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DR path {}: {} ", self.path, self.query)?;
+        if let Some(g) = self.node_guid {
+            write!(f, "of node {g:#018x} ")?;
+        }
+        write!(f, "{}", self.reason)
+    }
+}
+
+/// Counters of one discovery.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoverStats {
+    /// SMPs of the walk (C's "Total MADs used"; retries not counted, self look-ups neither).
+    pub smps: usize,
+    /// SMPs answered with success.
+    pub answered: usize,
+    /// SMPs that timed out after their retries.
+    pub timeouts: usize,
+    /// SMPs answered with an error status, malformed, or failed locally.
+    pub errors: usize,
+    /// Requests the rpc handed to the port during the walk (each once, however often the
+    /// transport retried it).
+    pub sent: u64,
+    /// The most requests the rpc had in flight at once (its maximum since it was made).
+    pub max_in_flight: usize,
+    /// The most SMPs the walk had handed to the rpc and not yet collected (sent or waiting
+    /// in the rpc's queue).
+    pub max_submitted: usize,
+    /// libibnetdisc's `maxhops_discovered` (printed by `ibnetdiscover -m`).
+    pub max_hops_discovered: u32,
+    /// Wall-clock time of the walk.
+    pub elapsed: Duration,
+}
+
+/// The result of a discovery: the fabric, what could not be queried, counters.
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    /// The fabric, nodes in libibnetdisc's order (newest first).
+    pub fabric: Fabric,
+    /// Every SMP that got no usable answer, in the walk's order.
+    pub missed: Vec<Missed>,
+    /// Counters.
+    pub stats: DiscoverStats,
+    /// The local port's LID (from the self look-up).
+    pub self_lid: u16,
+    /// The local node's NodeInfo (from the self look-up).
+    pub self_node: NodeInfo,
+}
+
+impl Discovery {
+    /// Whether every SMP was answered.
+    pub fn is_complete(&self) -> bool {
+        self.missed.is_empty()
+    }
+}
+
+/// Discovers the fabric through `port` with a new [`Rpc`] (window from
+/// [`DiscoverOptions::outstanding`], else the rpc default).
+///
+/// # Errors
+/// Only when the self look-ups fail or the rpc itself fails; unreachable parts of the fabric
+/// are reported in [`Discovery::missed`].
+pub fn discover(port: umad::Port, opts: &DiscoverOptions) -> umad::Result<Discovery> {
+    let rpc = match opts.outstanding {
+        Some(n) => Rpc::with_window(port, umad::rpc::Window::of(n)),
+        None => Rpc::new(port),
+    };
+    discover_with(&rpc, opts)
+}
+
+/// Discovers the fabric with an existing [`Rpc`]. Completions of other users of `rpc` that
+/// arrive meanwhile are dropped: give discovery its own handle's queue.
+///
+/// # Errors
+/// As [`discover`].
+pub fn discover_with(rpc: &Rpc, opts: &DiscoverOptions) -> umad::Result<Discovery> {
+    let started = Instant::now();
+    // ib_resolve_self_via: NodeInfo and PortInfo of the local port.
+    let self_node = rpc.smp_get::<NodeInfo>(&umad::rpc::Target::Dr(DrPath::local()), 0)?;
+    let self_port = rpc.smp_get::<PortInfo>(&umad::rpc::Target::Dr(DrPath::local()), 0)?;
+    let before = rpc.stats();
+    let mut scan = Scan::new(opts);
+    scan.run(rpc)?;
+    let mut d = scan.finish();
+    let after = rpc.stats();
+    d.stats.sent = after.sent - before.sent;
+    d.stats.max_in_flight = after.max_in_flight;
+    d.self_lid = self_port.lid;
+    d.self_node = self_node;
+    d.stats.elapsed = started.elapsed();
+    Ok(d)
+}
+
+/// What to do with an answer.
+#[derive(Debug, Clone, Copy)]
+enum Ctx {
+    /// NodeInfo, reached from this port (None: the start).
+    NodeInfo(Option<PortRef>),
+    /// A per-node query (node index in discovery order).
+    Node(usize),
+}
+
+struct Entry {
+    path: DrPath,
+    query: Query,
+    ctx: Ctx,
+    /// The answer's SMP data, or why there is none; `None` while outstanding.
+    result: Option<Result<Vec<u8>, MissReason>>,
+}
+
+/// Per-node bookkeeping beside the model.
+#[derive(Default)]
+struct Book {
+    port_info_issued: usize,
+    port_info_answered: usize,
+}
+
+struct Scan<'o> {
+    opts: &'o DiscoverOptions,
+    queue: Vec<Entry>,
+    /// Nodes in discovery order.
+    fabric: Fabric,
+    books: Vec<Book>,
+    by_guid: HashMap<u64, usize>,
+    from: Option<PortRef>,
+    max_hops_discovered: u32,
+    initial_hops: u32,
+    missed: Vec<Missed>,
+    stats: DiscoverStats,
+    done: usize,
+    /// PortInfo.LocalPortNum of each answered PortInfo (the port the SMP entered by).
+    local_port: HashMap<(usize, u8), u8>,
+    /// A switch's port 0 CapabilityMask2 (the model keeps only CapabilityMask).
+    port0_cap2: HashMap<usize, u16>,
+}
+
+impl<'o> Scan<'o> {
+    fn new(opts: &'o DiscoverOptions) -> Scan<'o> {
+        let mut s = Scan {
+            opts,
+            queue: Vec::new(),
+            fabric: Fabric::default(),
+            books: Vec::new(),
+            by_guid: HashMap::new(),
+            from: None,
+            max_hops_discovered: 0,
+            initial_hops: u32::from(opts.from.hop_count()),
+            missed: Vec::new(),
+            stats: DiscoverStats::default(),
+            done: 0,
+            local_port: HashMap::new(),
+            port0_cap2: HashMap::new(),
+        };
+        s.issue(opts.from, Query::NodeInfo, Ctx::NodeInfo(None));
+        s
+    }
+
+    fn issue(&mut self, path: DrPath, query: Query, ctx: Ctx) {
+        if let (Query::PortInfo(_), Ctx::Node(n)) = (query, ctx) {
+            self.books[n].port_info_issued += 1;
+        }
+        self.queue.push(Entry {
+            path,
+            query,
+            ctx,
+            result: None,
+        });
+    }
+
+    fn request(&self, e: &Entry) -> Request {
+        let (attr, modifier) = e.query.attribute();
+        let mad = Smp::dr_request(Method::Get, attr, modifier, 0, &e.path);
+        let mut req = Request::new(mad.to_vec(), MadAddr::directed_route());
+        if let Some(t) = self.opts.timeout {
+            req = req.timeout(t);
+        }
+        if let Some(r) = self.opts.retries {
+            req = req.retries(r);
+        }
+        req
+    }
+
+    /// The stall guard: how long `next` may stay silent with SMPs in flight before they are
+    /// given up (the rpc completes every request itself; this only bounds a broken engine).
+    fn stall_limit(&self) -> Duration {
+        let per_try = self.opts.timeout.unwrap_or(Duration::from_secs(1));
+        let tries = self.opts.retries.unwrap_or(3) + 1;
+        per_try * tries * 4 + Duration::from_secs(10)
+    }
+
+    fn run(&mut self, rpc: &Rpc) -> umad::Result<()> {
+        let window = self.opts.outstanding.map_or(usize::MAX, |n| n.max(1));
+        let mut tickets: HashMap<Ticket, usize> = HashMap::new();
+        let mut next_send = 0usize;
+        let mut next_handle = 0usize;
+        let mut last_progress = Instant::now();
+        while next_handle < self.queue.len() {
+            while next_send < self.queue.len() && tickets.len() < window {
+                let req = self.request(&self.queue[next_send]);
+                match rpc.submit(req) {
+                    Ok(t) => {
+                        tickets.insert(t, next_send);
+                    }
+                    Err(e) => {
+                        self.queue[next_send].result = Some(Err(MissReason::Failed(e.to_string())))
+                    }
+                }
+                next_send += 1;
+                self.stats.max_submitted = self.stats.max_submitted.max(tickets.len());
+            }
+            if let Some(result) = self.queue[next_handle].result.take() {
+                self.handle(next_handle, result);
+                next_handle += 1;
+                self.done += 1;
+                continue;
+            }
+            match rpc.next(Some(Duration::from_millis(100)))? {
+                Some(c) => {
+                    last_progress = Instant::now();
+                    if let Some(i) = tickets.remove(&c.ticket) {
+                        self.queue[i].result = Some(outcome(c));
+                    }
+                }
+                None => {
+                    if !tickets.is_empty() && last_progress.elapsed() > self.stall_limit() {
+                        for (_, i) in tickets.drain() {
+                            self.queue[i].result =
+                                Some(Err(MissReason::Failed("no completion from the rpc".into())));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, i: usize, result: Result<Vec<u8>, MissReason>) {
+        self.stats.smps += 1;
+        let (path, query, ctx) = {
+            let e = &self.queue[i];
+            (e.path, e.query, e.ctx)
+        };
+        let data = match result {
+            Ok(d) => {
+                self.stats.answered += 1;
+                d
+            }
+            Err(reason) => {
+                if reason == MissReason::Timeout {
+                    self.stats.timeouts += 1;
+                } else {
+                    self.stats.errors += 1;
+                }
+                self.miss(path, query, ctx, reason);
+                // libibnetdisc: a failed Mellanox ExtendedPortInfo still lets the walk go on.
+                if let (Query::MlnxExtPortInfo(p), Ctx::Node(n)) = (query, ctx) {
+                    self.continue_from_port(n, p, path);
+                }
+                return;
+            }
+        };
+        let parsed = match (query, ctx) {
+            (Query::NodeInfo, Ctx::NodeInfo(from)) => {
+                NodeInfo::parse(&data).map(|ni| self.node_info(path, from, &ni))
+            }
+            (Query::NodeDescription, Ctx::Node(n)) => NodeDescription::parse(&data).map(|d| {
+                let node = &mut self.fabric.nodes[n];
+                node.description = Node::description_from_bytes(d.as_bytes());
+                node.queried.node_description = true;
+            }),
+            (Query::SwitchInfo, Ctx::Node(n)) => SwitchInfo::parse(&data).map(|si| {
+                let node = &mut self.fabric.nodes[n];
+                node.enhanced_port0 = si.enhanced_port0;
+                node.queried.switch_info = true;
+            }),
+            (Query::PortInfo(p), Ctx::Node(n)) => {
+                PortInfo::parse(&data).map(|pi| self.port_info(path, n, p, &pi))
+            }
+            (Query::MlnxExtPortInfo(p), Ctx::Node(n)) => MlnxExtPortInfo::parse(&data).map(|x| {
+                if let Some(port) = self.fabric.nodes[n].port_mut(p) {
+                    port.mlnx_speed = x.link_speed_active;
+                }
+                self.continue_from_port(n, p, path);
+            }),
+            _ => Ok(()),
+        };
+        if let Err(e) = parsed {
+            self.stats.answered -= 1;
+            self.stats.errors += 1;
+            self.miss(path, query, ctx, MissReason::Malformed(e.to_string()));
+        }
+    }
+
+    fn miss(&mut self, path: DrPath, query: Query, ctx: Ctx, reason: MissReason) {
+        let node_guid = match ctx {
+            Ctx::Node(n) => Some(self.fabric.nodes[n].guid),
+            Ctx::NodeInfo(_) => None,
+        };
+        self.missed.push(Missed {
+            path,
+            query,
+            node_guid,
+            reason,
+        });
+    }
+
+    /// `recv_node_info`.
+    fn node_info(&mut self, path: DrPath, from: Option<PortRef>, ni: &NodeInfo) {
+        let port_num = ni.local_port_num;
+        let (n, new) = match self.by_guid.get(&ni.node_guid) {
+            Some(&n) => (n, false),
+            None => (self.create_node(path, ni), true),
+        };
+        {
+            let node = &mut self.fabric.nodes[n];
+            match node.port_mut(port_num) {
+                Some(p) => p.guid = ni.port_guid,
+                None => {
+                    let mut p = Port::new(port_num, ni.port_guid);
+                    p.has_info = false;
+                    node.set_port(p);
+                }
+            }
+        }
+        self.progress(path, new, n, port_num);
+        let here = PortRef {
+            node: n,
+            port: port_num,
+        };
+        match from {
+            None => {
+                self.from = Some(here);
+            }
+            Some(remote) => {
+                self.fabric.link(here, remote);
+            }
+        }
+        let is_switch = self.fabric.nodes[n].is_switch();
+        if new {
+            self.issue(path, Query::NodeDescription, Ctx::Node(n));
+            if is_switch {
+                self.issue(path, Query::SwitchInfo, Ctx::Node(n));
+                self.issue(path, Query::PortInfo(0), Ctx::Node(n));
+            }
+        }
+        if !is_switch {
+            self.issue(path, Query::PortInfo(port_num), Ctx::Node(n));
+        }
+    }
+
+    fn create_node(&mut self, path: DrPath, ni: &NodeInfo) -> usize {
+        let mut node = Node::from_node_info(
+            ni,
+            Route {
+                slid: 0,
+                dlid: 0,
+                path,
+            },
+        );
+        let is_switch = ni.node_type == NodeType::Switch;
+        node.queried = Queried {
+            node_description: false,
+            switch_info: !is_switch,
+            port_info: false,
+        };
+        let n = self.fabric.nodes.len();
+        self.fabric.nodes.push(node);
+        self.books.push(Book::default());
+        self.by_guid.insert(ni.node_guid, n);
+        n
+    }
+
+    fn progress(&mut self, path: DrPath, new: bool, n: usize, port_num: u8) {
+        if !self.opts.record_progress && self.opts.progress.is_none() {
+            return;
+        }
+        let node = &self.fabric.nodes[n];
+        let (lid, lmc) = node.port(port_num).map_or((0, 0), |p| (p.lid, p.lmc));
+        let record = Progress {
+            route: Route {
+                slid: 0,
+                dlid: 0,
+                path,
+            },
+            new,
+            node: n,
+            port: if node.is_switch() { 0 } else { port_num },
+            lid,
+            lmc,
+            description: node.description.clone(),
+        };
+        if let Some(cb) = &self.opts.progress {
+            cb(&ProgressEvent {
+                record: &record,
+                guid: node.guid,
+                node_type: node.node_type,
+                nodes: self.fabric.nodes.len(),
+                smps: self.queue.len(),
+                done: self.done,
+            });
+        }
+        if self.opts.record_progress {
+            self.fabric.progress.push(record);
+        }
+    }
+
+    /// `recv_port_info` (and `recv_port0_info`).
+    fn port_info(&mut self, path: DrPath, n: usize, port_num: u8, pi: &PortInfo) {
+        self.books[n].port_info_answered += 1;
+        self.local_port.insert((n, port_num), pi.local_port_num);
+        let node = &mut self.fabric.nodes[n];
+        let is_switch = node.is_switch();
+        node.apply_port_info(port_num, pi);
+
+        let mut mlnx = false;
+        if self.opts.mlx_epi
+            && mlnx_ext_port_info_supported(node.vendor_id, node.device_id)
+            && pi.port_physical_state == PhysPortState::LinkUp
+            && pi.link_speed_active == SPEED_QDR
+        {
+            // The capability mask that counts: a switch's port 0, a CA's own port.
+            let cap_info = if is_switch {
+                node.port(0).map(|p0| p0.capability_mask)
+            } else {
+                Some(pi.capability_mask)
+            };
+            // Port 0's CapabilityMask2 is not kept in the model; C reads it from the same
+            // PortInfo it takes CapabilityMask from.
+            let cap2 = if is_switch && port_num != 0 {
+                self.port0_cap2.get(&n).copied().unwrap_or(0)
+            } else {
+                pi.capability_mask2
+            };
+            if agg_link_speed_ext(cap_info.unwrap_or(0), cap2, pi) == 0 {
+                mlnx = true;
+            }
+        }
+        if port_num == 0 && is_switch {
+            self.port0_cap2.insert(n, pi.capability_mask2);
+        }
+        if mlnx {
+            self.issue(path, Query::MlnxExtPortInfo(port_num), Ctx::Node(n));
+        } else {
+            self.continue_from_port(n, port_num, path);
+        }
+        if port_num == 0 && is_switch {
+            let num_ports = self.fabric.nodes[n].num_ports;
+            for p in 1..=num_ports {
+                self.issue(path, Query::PortInfo(p), Ctx::Node(n));
+            }
+        }
+    }
+
+    /// The tail of `recv_port_info`: NodeInfo through the port if the walk goes on there.
+    fn continue_from_port(&mut self, n: usize, port_num: u8, path: DrPath) {
+        let node = &self.fabric.nodes[n];
+        let Some(port) = node.port(port_num) else {
+            return;
+        };
+        if !port.has_info {
+            return;
+        }
+        let local_port = self.local_port.get(&(n, port_num)).copied().unwrap_or(0);
+        let is_from = self.from
+            == Some(PortRef {
+                node: n,
+                port: port_num,
+            });
+        let is_from_node = self.from.is_some_and(|f| f.node == n);
+        if port_num == 0
+            || port.phys_state != PhysPortState::LinkUp
+            || !((node.is_switch() && port_num != local_port) || is_from)
+        {
+            return;
+        }
+        let mut next = path;
+        let go = if !node.is_switch() && is_from_node && next.hop_count() > 1 {
+            self.retract(&mut next)
+        } else {
+            // "we can't proceed through an HCA with DR": always DR here.
+            self.extend(&mut next, port_num)
+        };
+        if go {
+            self.issue(
+                next,
+                Query::NodeInfo,
+                Ctx::NodeInfo(Some(PortRef {
+                    node: n,
+                    port: port_num,
+                })),
+            );
+        }
+    }
+
+    /// `retract_dpath`.
+    fn retract(&mut self, path: &mut DrPath) -> bool {
+        if self.opts.max_hops != 0 && self.max_hops_discovered > self.opts.max_hops {
+            return false;
+        }
+        self.max_hops_discovered += 1;
+        path.pop();
+        true
+    }
+
+    /// `extend_dpath`.
+    fn extend(&mut self, path: &mut DrPath, port: u8) -> bool {
+        if self.opts.max_hops != 0 && self.max_hops_discovered > self.opts.max_hops {
+            return false;
+        }
+        // libibnetdisc refuses past 62 hops (its path array keeps a spare byte).
+        if usize::from(path.hop_count()) >= DrPath::MAX_HOPS - 1 || path.push(port).is_err() {
+            return false;
+        }
+        if u32::from(path.hop_count()).saturating_sub(self.initial_hops) > self.max_hops_discovered
+        {
+            self.max_hops_discovered += 1;
+        }
+        true
+    }
+
+    fn finish(mut self) -> Discovery {
+        for (node, book) in self.fabric.nodes.iter_mut().zip(&self.books) {
+            node.queried.port_info =
+                book.port_info_issued > 0 && book.port_info_issued == book.port_info_answered;
+        }
+        self.fabric.from = self.from.map(|f| Origin {
+            node: f.node,
+            port: f.port,
+        });
+        self.stats.max_hops_discovered = self.max_hops_discovered + self.initial_hops;
+        self.fabric.max_hops_discovered = Some(self.stats.max_hops_discovered);
+        self.fabric.total_mads_used = u32::try_from(self.stats.smps).ok();
+        self.fabric.reverse_nodes();
+        // libibnetdisc's group_nodes, on its node order.
+        self.fabric.group_chassis();
+        Discovery {
+            fabric: self.fabric,
+            missed: self.missed,
+            stats: self.stats,
+            self_lid: 0,
+            self_node: NodeInfo::default(),
+        }
+    }
+}
+
+/// An rpc completion as SMP data or a reason.
+fn outcome(c: Completion) -> Result<Vec<u8>, MissReason> {
+    match c.outcome {
+        Outcome::Response(r) => {
+            let smp =
+                Smp::new_checked(&r.mad[..]).map_err(|e| MissReason::Malformed(e.to_string()))?;
+            let status = smp.status().without_direction();
+            if !status.is_success() {
+                return Err(MissReason::MadStatus(status.raw()));
+            }
+            Ok(smp.data().to_vec())
+        }
+        Outcome::Timeout => Err(MissReason::Timeout),
+        Outcome::Aborted => Err(MissReason::Failed("aborted".into())),
+        Outcome::Failed(e) => Err(MissReason::Failed(e.to_string())),
+    }
+}
+
+/// libibnetdisc's `ibnd_get_agg_linkspeedext`: LinkSpeedExtActive (or, where the capability
+/// masks say so, LinkSpeedExtActive2 shifted by 5), judged by the capability masks of
+/// `cap_mask`/`cap_mask2` (a switch's port 0, a CA's own port). 0: no extended speed.
+pub fn agg_link_speed_ext(cap_mask: u32, cap_mask2: u16, info: &PortInfo) -> u8 {
+    if cap_mask & cap::IS_EXTENDED_SPEEDS_SUPPORTED == 0 {
+        return 0;
+    }
+    let espeed = info.link_speed_ext_active;
+    let mut e2 = 0u8;
+    if cap_mask & cap::IS_CAPABILITY_MASK2_SUPPORTED != 0
+        && cap_mask2 & CAP2_IS_EXT_SPEEDS_2_SUPPORTED != 0
+    {
+        e2 = info.link_speed_ext_active2 << 5;
+    }
+    if e2 != 0 {
+        e2
+    } else {
+        espeed
+    }
+}
+
+/// libibnetdisc's `is_mlnx_ext_port_info_supported`: the Mellanox (and Bull) device IDs that
+/// answer the Mellanox ExtendedPortInfo attribute.
+pub fn mlnx_ext_port_info_supported(vendor_id: u32, device_id: u16) -> bool {
+    let bull = vendor_id == 0x119f;
+    let d = device_id;
+    // Switches: SwitchX, Switch-IB (2), Spectrum, Quantum (1, 2); Bull's SwitchX, Switch-IB
+    // (2) and Quantum.
+    if (0xc738..=0xc73b).contains(&d)
+        || matches!(d, 0xc839 | 0xcb20 | 0xcf08 | 0xcf09 | 0xd2f0)
+        || (bull
+            && (matches!(d, 0x1b02 | 0x1b50 | 0x1ba0 | 0x1bf0) || (0x1bd0..=0x1bd5).contains(&d)))
+    {
+        return true;
+    }
+    // Adapters: ConnectX-3 .. ConnectX-7 family (0x1003..=0x101b), BlueField-2 (0xa2d2); Bull's
+    // ConnectX-3, Connect-IB, ConnectX-4 and Sequana HDR/HDR100.
+    (0x1003..=0x101b).contains(&d)
+        || d == 0xa2d2
+        || (bull
+            && (matches!(
+                d,
+                0x1b33
+                    | 0x1b73
+                    | 0x1b40
+                    | 0x1b41
+                    | 0x1b60
+                    | 0x1b61
+                    | 0x1b83
+                    | 0x1b93
+                    | 0x1b94
+                    | 0x1bb4
+                    | 0x1bb5
+            ) || (0x1bc4..=0x1bc6).contains(&d)))
+}

@@ -1,0 +1,27 @@
+//! InfiniBand fabric topology: a model of what a fabric discovery finds (the facts rdma-core's
+//! libibnetdisc records), the `ibnetdiscover` text format — written byte for byte as
+//! infiniband-diags 44 prints it in each of its modes, and parsed back — and a JSON form.
+//!
+//! * [`model`]: [`Fabric`], [`Node`], [`Port`], links; nodes kept in libibnetdisc's
+//!   iteration order, so writing in `Vec` order reproduces the C tool.
+//! * [`ibnetdiscover`]: [`WriteOptions`] / [`Format`] and [`Fabric::write_ibnetdiscover`];
+//!   [`Fabric::parse_ibnetdiscover`]; [`NodeNameMap`] (`--node-name-map`).
+//! * [`chassis`]: libibnetdisc's SystemImageGUID chassis grouping ([`Fabric::group_chassis`]).
+//! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
+//!
+//! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
+#![forbid(unsafe_code)]
+
+pub mod chassis;
+#[cfg(feature = "discover")]
+pub mod discover;
+pub mod ibnetdiscover;
+pub mod json;
+pub mod model;
+pub mod netfile;
+
+pub use ibnetdiscover::{Format, NodeNameMap, NodeNameMapError, ParseError, WriteOptions};
+pub use json::FabricJson;
+pub use model::{
+    Chassis, Fabric, Link, Node, NodeChassis, Origin, Port, PortRef, Progress, Queried, Route,
+};
