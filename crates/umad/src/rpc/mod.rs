@@ -380,6 +380,9 @@ struct State {
 
 struct Inner {
     port: Arc<Port>,
+    /// The transport's [`transact_slack`](crate::Transport::transact_slack), asked once: the
+    /// MAD layer answers it under the lock its progress thread works under.
+    slack: Duration,
     /// This engine's id among the owners of a port's agents.
     owner: u64,
     window: Window,
@@ -492,9 +495,12 @@ impl Rpc {
             next_tid: ((seed % 0x80) as u32) << 24 | 1,
             ..State::default()
         };
+        let port: Arc<Port> = port.into();
+        let slack = port.transport().transact_slack();
         Rpc {
             inner: Arc::new(Inner {
-                port: port.into(),
+                port,
+                slack,
                 owner: seed,
                 window,
                 state: Mutex::new(state),
@@ -707,8 +713,7 @@ impl Rpc {
             self.finish(st, ticket, request, Outcome::Failed(e));
             return;
         }
-        let budget = request.timeout * request.retries.saturating_add(1)
-            + self.port().transport().transact_slack();
+        let budget = request.timeout * request.retries.saturating_add(1) + self.inner.slack;
         let deadline = Instant::now() + budget;
         let key = (agent, tid);
         st.deadlines.push(Reverse((deadline, key)));
