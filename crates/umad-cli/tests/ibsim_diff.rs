@@ -88,6 +88,31 @@ fn diff_finds_an_unlinked_host() {
     sim.run_sm_once().expect("opensm sweeps");
     let (code, out) = ours(&sim, &["--diff", &json]);
     assert_eq!((code, out.as_str()), (0, ""));
+    // A new LID on host3's port (ibsim's Baselid): exactly that change, against text and JSON.
+    sim.console("Baselid \"H-host3\"[1] 42").expect("baselid");
+    for saved in [&text, &json] {
+        let (code, out) = ours(&sim, &["--diff", saved, "--json"]);
+        assert_eq!(code, 1, "{out}");
+        let d = changes_of(&out);
+        let changes = d["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 1, "{out}");
+        assert_eq!(changes[0]["node"]["guid"], "0x0000000000100005");
+        assert_eq!(changes[0]["port"], 1);
+        assert_eq!(changes[0]["field"], "lid");
+        assert_eq!(changes[0]["new"], "42");
+        assert_ne!(changes[0]["old"], "42");
+        // Without the lid check it is the same fabric.
+        let (code, out) = ours(
+            &sim,
+            &[
+                "--diff",
+                saved,
+                "--diffcheck",
+                "port,state,width,speed,nodedesc",
+            ],
+        );
+        assert_eq!((code, out.as_str()), (0, ""), "against {saved}");
+    }
 }
 
 #[test]
