@@ -31,6 +31,10 @@
 //! so [`Fabric::nodes`], newest first, as libibnetdisc's lists) is then the same as C's,
 //! independent of the order completions arrive in.
 //!
+//! At the end nodes are grouped into chassis ([`Fabric::group_chassis`], libibnetdisc's
+//! `group_nodes`), and [`Fabric::max_hops_discovered`] / [`Fabric::total_mads_used`] are set
+//! as libibnetdisc sets them (`ibnetdiscover -m`).
+//!
 //! # Failures
 //!
 //! Timeouts (after the rpc's retries), MAD status errors and malformed answers do not stop
@@ -38,6 +42,22 @@
 //! fabric keeps what was learnt ([`crate::Queried`] says what a node lacks). A query that
 //! fails is treated as C treats it: its follow-ups are not sent (a switch whose PortInfo of
 //! port 0 failed has no ports queried; a NodeInfo that failed leaves the port unlinked).
+//! A dead port (not LinkUp) is no failure: it is recorded as it is and not walked through.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use ibfabric::discover::{discover, DiscoverOptions};
+//! use ibfabric::WriteOptions;
+//!
+//! let port = umad::Port::open_smi(None, 0)?; // or native ibsim with UMAD_IBSIM set
+//! let d = discover(port, &DiscoverOptions { outstanding: Some(16), ..Default::default() })?;
+//! for m in &d.missed {
+//!     eprintln!("not reached: {m}");
+//! }
+//! print!("{}", d.fabric.to_ibnetdiscover(&WriteOptions::default()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::HashMap;
 use std::fmt;
@@ -564,18 +584,14 @@ impl<'o> Scan<'o> {
     }
 
     fn create_node(&mut self, path: DrPath, ni: &NodeInfo) -> usize {
-        let mut node = Node::new(ni.node_type, ni.num_ports, ni.node_guid);
-        node.system_image_guid = ni.system_image_guid;
-        node.port_guid = ni.port_guid;
-        node.local_port = ni.local_port_num;
-        node.vendor_id = ni.vendor_id;
-        node.device_id = ni.device_id;
-        node.revision = ni.revision;
-        node.path = Route {
-            slid: 0,
-            dlid: 0,
-            path,
-        };
+        let mut node = Node::from_node_info(
+            ni,
+            Route {
+                slid: 0,
+                dlid: 0,
+                path,
+            },
+        );
         let is_switch = ni.node_type == NodeType::Switch;
         node.queried = Queried {
             node_description: false,
@@ -629,30 +645,7 @@ impl<'o> Scan<'o> {
         self.local_port.insert((n, port_num), pi.local_port_num);
         let node = &mut self.fabric.nodes[n];
         let is_switch = node.is_switch();
-        let guid = match node.port(port_num) {
-            Some(p) => p.guid,
-            None => node.port_guid,
-        };
-        let mut port = Port::new(port_num, guid);
-        port.remote = node.port(port_num).and_then(|p| p.remote);
-        port.ext_port = node.port(port_num).map_or(0, |p| p.ext_port);
-        port.lid = pi.lid;
-        port.lmc = pi.lmc;
-        port.state = pi.port_state;
-        port.phys_state = pi.port_physical_state;
-        port.width = u8::from(pi.link_width_active);
-        port.speed = pi.link_speed_active;
-        port.speed_ext = pi.link_speed_ext_active;
-        port.capability_mask = pi.capability_mask;
-        port.vl_cap = pi.vl_cap;
-        if port_num == 0 {
-            node.lid = pi.lid;
-            node.lmc = pi.lmc;
-        } else if is_switch {
-            port.lid = node.lid;
-            port.lmc = node.lmc;
-        }
-        node.set_port(port);
+        node.apply_port_info(port_num, pi);
 
         let mut mlnx = false;
         if self.opts.mlx_epi
@@ -773,6 +766,8 @@ impl<'o> Scan<'o> {
         self.fabric.max_hops_discovered = Some(self.stats.max_hops_discovered);
         self.fabric.total_mads_used = u32::try_from(self.stats.smps).ok();
         self.fabric.reverse_nodes();
+        // libibnetdisc's group_nodes, on its node order.
+        self.fabric.group_chassis();
         Discovery {
             fabric: self.fabric,
             missed: self.missed,

@@ -154,7 +154,8 @@ impl Queried {
 }
 
 /// How a node was reached (`ib_portid_t` of a directed-route SMP, as libmad's `portid2str`
-/// prints it: `DR path slid 0; dlid 0; 0,1,8`).
+/// prints it: `DR path slid 0; dlid 0; 0,1,8`). Discovery from the local port is purely
+/// directed (no LID-routed first part), which is all `ibnetdiscover` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Route {
     /// DrSLID.

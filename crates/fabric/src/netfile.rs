@@ -42,6 +42,7 @@
 //! (capability mask, VL cap) are 0, except that a port with an extended speed gets the
 //! extended-speeds capability bit so [`Fabric::port_speed_ext`] sees it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -76,7 +77,8 @@ const SWITCH: usize = 2;
 pub struct Netfile {
     /// Nodes in file order (the first port of the first node is ibsim's default attach point).
     pub nodes: Vec<NetNode>,
-    /// `do` console commands, in order.
+    /// `do` console commands, in order: the text after `do`, as written (ibsim hands it to
+    /// its console).
     pub commands: Vec<String>,
     /// Things ibsim accepts but that are probably mistakes (line, text).
     pub warnings: Vec<(usize, String)>,
@@ -440,7 +442,11 @@ impl Netfile {
     /// The netfile text: GUID, vendor, device and system-image directives where ibsim's
     /// defaults would differ, every port line with the `lid N <W>x<SPEED>` comment ibsim
     /// reads the enabled width and speed from (or `w=`/`s=`/`e=` options where no such
-    /// text expresses the masks), then the `do` commands.
+    /// text expresses the masks: a Mellanox FDR10 enable is then lost, and a CA port's
+    /// preset LID with it), then the `do` commands. Descriptions lose `"` (to `'`), `=` (to
+    /// `:`) and control characters, and are cut to [`MAX_DESCRIPTION`] bytes. Node ids are written
+    /// as they are: ids with a `module` prefix (`prefix#id`) are not written back as modules,
+    /// so such a file does not load again.
     pub fn write(&self) -> String {
         let mut s = String::new();
         let by_id: HashMap<&str, &NetNode> =
@@ -467,7 +473,9 @@ impl Netfile {
             let _ = write!(
                 s,
                 "{keyword}\t{} \"{}\"\t\t# \"{}\"",
-                n.num_ports, n.id, n.description
+                n.num_ports,
+                n.id,
+                writable_description(&n.description)
             );
             if is_switch {
                 let base = if n.enhanced_port0 == Some(true) {
@@ -491,7 +499,7 @@ impl Netfile {
                 {
                     let _ = write!(s, " w={} s={} e={}", p.width, p.speed, p.speed_ext);
                 }
-                let rdesc = far.map_or("", |f| f.description.as_str());
+                let rdesc = far.map_or(Cow::Borrowed(""), |f| writable_description(&f.description));
                 let rlid = far.map_or(0, |f| {
                     if f.node_type == NodeType::Switch {
                         f.lid
@@ -512,7 +520,7 @@ impl Netfile {
             s.push('\n');
         }
         for c in &self.commands {
-            let _ = writeln!(s, "do {c}");
+            let _ = writeln!(s, "do{c}");
         }
         s
     }
@@ -543,6 +551,27 @@ impl NetPort {
         let mlnx = self.mlnx_speed & other.mlnx_speed & 1;
         (width, speed, ext, mlnx)
     }
+}
+
+/// A description as a netfile can carry it: `"` becomes `'`, `=` (which ibsim would take
+/// for a port option) `:`, control characters spaces; at most [`MAX_DESCRIPTION`] bytes
+/// (what ibsim keeps).
+fn writable_description(d: &str) -> Cow<'_, str> {
+    let bad = |c: char| c == '"' || c == '=' || c.is_control();
+    if d.len() <= MAX_DESCRIPTION && !d.chars().any(bad) {
+        return Cow::Borrowed(d);
+    }
+    let mut s: String = d
+        .chars()
+        .map(|c| match c {
+            '"' => '\'',
+            '=' => ':',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    truncate(&mut s, MAX_DESCRIPTION);
+    Cow::Owned(s)
 }
 
 /// `S-`, `H-` or `R-` and the GUID: the node ids [`Netfile::from_fabric`] writes.
@@ -688,7 +717,9 @@ impl Parser<'_> {
                 self.guidbase(line, ROUTER)
                     .map_err(|m| err(file, lineno, m))?;
             } else if line.starts_with("vendid") {
-                self.vendid = assignment(line).map_err(|m| err(file, lineno, m))? as u32;
+                // NodeInfo.VendorID has 24 bits.
+                self.vendid =
+                    assignment(line).map_err(|m| err(file, lineno, m))? as u32 & 0xff_ffff;
             } else if line.starts_with("devid") {
                 self.devid = assignment(line).map_err(|m| err(file, lineno, m))? as u16;
             } else if line.starts_with("sysimgguid") {
@@ -729,7 +760,7 @@ impl Parser<'_> {
                 self.depth -= 1;
                 r?;
             } else if let Some(cmd) = line.strip_prefix("do") {
-                self.out.commands.push(cmd.trim().to_string());
+                self.out.commands.push(cmd.to_string());
             }
             // pdebug= and anything else: ignored.
         }
@@ -1210,7 +1241,7 @@ mod tests {
         );
         assert_eq!(h.port(2).unwrap().lid, 5);
         assert_eq!(h.port(2).unwrap().lmc, 2);
-        assert_eq!(n.commands, ["Error \"m#h\"[1] 5"]);
+        assert_eq!(n.commands, [" Error \"m#h\"[1] 5"]);
         let f = n.to_fabric();
         let hp1 = f.node_by_guid(0x900).unwrap().port(1).unwrap();
         assert_eq!((hp1.width, hp1.speed), (1, 1), "1x SDR: both ends' best");
@@ -1245,6 +1276,55 @@ mod tests {
         }
         let long = format!("# {}\n", "x".repeat(300));
         assert!(Netfile::parse(&long).is_err());
+    }
+
+    #[test]
+    fn load_follows_includes_relative_to_the_file() {
+        let dir = std::env::temp_dir().join(format!("ibfabric-netfile-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(
+            dir.join("main.net"),
+            "include \"sub/a.net\"\nSwitch 2 \"b\"\n[1] \"a\"[1]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("sub/a.net"),
+            "caguid=0x50\nHca 1 \"a\"\n[1] \"b\"[1]\n\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("loop.net"), "include \"loop.net\"\n").unwrap();
+        let n = Netfile::load(dir.join("main.net")).unwrap();
+        assert_eq!(n.nodes.len(), 2);
+        assert_eq!(n.node("a").unwrap().guid, 0x50);
+        let e = Netfile::load(dir.join("loop.net")).unwrap_err();
+        assert!(e.to_string().contains("nested"), "{e}");
+        let e = Netfile::load(dir.join("missing.net")).unwrap_err();
+        assert!(e.to_string().contains("cannot read"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn mutated_inputs_never_panic() {
+        let sample = "switchguid=0x10\nSwitch\t3 \"s\"\t# \"d\" enhanced port 0 lid 1 lmc 0\n\
+                      [1]\t\"h\"[1] w=3 s=7 e=1\t# \"hd\" lid 2 4xQDR\n\n\
+                      Hca\t1 \"h\"\t# \"hd\"\n[1]\t\"s\"[1]\t# lid 2 lmc 0 \"d\" lid 1 12xFDR10\n";
+        assert!(Netfile::parse(sample).is_ok());
+        let subs = [
+            "\"", "[", "]", "#", "=", "0", "x", "\n", "é", " ", "lid ", "@", "+",
+        ];
+        for i in 0..=sample.len() {
+            if !sample.is_char_boundary(i) {
+                continue;
+            }
+            let _ = Netfile::parse(&sample[..i]);
+            let j = (i + 1..=sample.len())
+                .find(|&j| sample.is_char_boundary(j))
+                .unwrap_or(i);
+            for sub in subs {
+                let text = format!("{}{sub}{}", &sample[..i], &sample[j..]);
+                let _ = Netfile::parse(&text);
+            }
+        }
     }
 
     #[test]

@@ -52,8 +52,7 @@
 //! ```
 
 use std::cmp::Reverse;
-use std::collections::hash_map::Entry;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -61,6 +60,7 @@ use std::time::{Duration, Instant};
 
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
+use crate::hash::{FastMap as HashMap, FastSet as HashSet};
 use crate::port::Port;
 use crate::transport::{deadline, STATUS_ABORTED, STATUS_TIMEOUT};
 use crate::{Error, Result};
@@ -166,10 +166,12 @@ impl Request {
         match smp.filter(|s| s.is_directed_route()) {
             Some(s) => {
                 let hops = usize::from(s.hop_count()).min(63);
+                let mut path = [0u8; 64];
+                path[..=hops].copy_from_slice(&s.initial_path()[..=hops]);
                 Destination::Dr {
                     lid: self.addr.lid,
                     dr: (s.dr_slid(), s.dr_dlid()),
-                    path: s.initial_path()[..=hops].into(),
+                    path,
                 }
             }
             None => Destination::Lid(self.addr.lid),
@@ -296,14 +298,16 @@ pub struct RpcStats {
     pub max_in_flight_per_destination: usize,
 }
 
-/// Where a request goes, for the per-destination window.
+/// Where a request goes, for the per-destination window. Held inline (no allocation): it is
+/// made, hashed and compared for every request.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Destination {
     Lid(u16),
     Dr {
         lid: u16,
         dr: (u16, u16),
-        path: Box<[u8]>,
+        /// The initial path's entries 0..=hop count, zeros after them.
+        path: [u8; 64],
     },
 }
 
@@ -363,6 +367,8 @@ struct State {
     unclaimed_outstanding: usize,
     /// A thread is reading from the port for the engine.
     reading: bool,
+    /// Threads asleep on [`Inner::changed`] (see [`Inner::wake`]).
+    sleepers: usize,
     /// Timeout and retries of the requests the typed one-liners make.
     budget: Option<(Duration, u32)>,
     stats: RpcStats,
@@ -422,8 +428,9 @@ struct Reading<'a> {
 impl Drop for Reading<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.inner.lock().reading = false;
-            self.inner.changed.notify_all();
+            let mut st = self.inner.lock();
+            st.reading = false;
+            self.inner.wake(&st);
         }
     }
 }
@@ -431,6 +438,36 @@ impl Drop for Reading<'_> {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sleeps on [`Inner::changed`] until woken or `timeout` (`None`: no limit), counted in
+    /// [`State::sleepers`] meanwhile.
+    fn sleep<'a>(
+        &self,
+        mut st: MutexGuard<'a, State>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, State> {
+        st.sleepers += 1;
+        let mut st = match timeout {
+            None => self.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
+            Some(t) => {
+                self.changed
+                    .wait_timeout(st, t)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+            }
+        };
+        st.sleepers -= 1;
+        st
+    }
+
+    /// Wakes the threads asleep on [`Inner::changed`], if there are any (with the lock held,
+    /// after the change, so none is missed). Saves a futex system call per read when one
+    /// thread drives the engine.
+    fn wake(&self, st: &State) {
+        if st.sleepers > 0 {
+            self.changed.notify_all();
+        }
     }
 }
 
@@ -538,13 +575,16 @@ impl Rpc {
     /// `timeout` (`None`: as long as any is outstanding). `Ok(None)`: none finished in time,
     /// or none is outstanding.
     pub fn next(&self, timeout: Option<Duration>) -> Result<Option<Completion>> {
-        let until = deadline(timeout);
+        // The deadline is taken when first needed: a pipelined loop mostly finds a completion
+        // waiting and then reads no clock.
+        let mut until = None;
         let mut st = self.inner.lock();
         loop {
             if let Some(c) = st.done.pop_front() {
                 st.unclaimed_outstanding -= 1;
                 return Ok(Some(c));
             }
+            let until = *until.get_or_insert_with(|| deadline(timeout));
             if st.unclaimed_outstanding == 0 || until.is_some_and(|u| Instant::now() >= u) {
                 return Ok(None);
             }
@@ -672,9 +712,16 @@ impl Rpc {
         let deadline = Instant::now() + budget;
         let key = (agent, tid);
         st.deadlines.push(Reverse((deadline, key)));
-        let n = st.in_flight_to.entry(destination.clone()).or_insert(0);
-        *n += 1;
-        let per = *n;
+        let per = match st.in_flight_to.get_mut(&destination) {
+            Some(n) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                st.in_flight_to.insert(destination.clone(), 1);
+                1
+            }
+        };
         st.flights.insert(
             key,
             Flight {
@@ -712,10 +759,10 @@ impl Rpc {
         let Some(f) = st.flights.remove(&key) else {
             return;
         };
-        if let Entry::Occupied(mut e) = st.in_flight_to.entry(f.destination.clone()) {
-            *e.get_mut() -= 1;
-            if *e.get() == 0 {
-                e.remove();
+        if let Some(n) = st.in_flight_to.get_mut(&f.destination) {
+            *n -= 1;
+            if *n == 0 {
+                st.in_flight_to.remove(&f.destination);
             }
         }
         match &outcome {
@@ -827,21 +874,7 @@ impl Rpc {
         };
         if st.reading {
             let left = wake.map(|w| w.saturating_duration_since(Instant::now()));
-            st = match left {
-                Some(l) => {
-                    self.inner
-                        .changed
-                        .wait_timeout(st, l)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-                None => self
-                    .inner
-                    .changed
-                    .wait(st)
-                    .unwrap_or_else(|p| p.into_inner()),
-            };
-            return Ok(st);
+            return Ok(self.inner.sleep(st, left));
         }
         let Some(wake) = wake else {
             // Nothing in flight and no limit: nothing can arrive that anyone waits for.
@@ -863,7 +896,7 @@ impl Rpc {
             }
         });
         self.expire(&mut st, Instant::now());
-        self.inner.changed.notify_all();
+        self.inner.wake(&st);
         result.map(|()| st)
     }
 }
