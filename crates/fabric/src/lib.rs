@@ -7,12 +7,15 @@
 //! * [`ibnetdiscover`]: [`WriteOptions`] / [`Format`] and [`Fabric::write_ibnetdiscover`];
 //!   [`Fabric::parse_ibnetdiscover`]; [`NodeNameMap`] (`--node-name-map`).
 //! * [`chassis`]: libibnetdisc's SystemImageGUID chassis grouping ([`Fabric::group_chassis`]).
+//! * [`diff`]: [`diff::diff`] compares two fabrics (nodes, links, port state, width, speed,
+//!   LID, description).
 //! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
 //!
 //! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
 #![forbid(unsafe_code)]
 
 pub mod chassis;
+pub mod diff;
 #[cfg(feature = "discover")]
 pub mod discover;
 pub mod ibnetdiscover;

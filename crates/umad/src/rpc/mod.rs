@@ -330,8 +330,8 @@ struct Queued {
 
 /// Who collects a request's completion.
 enum Waiter {
-    /// [`Rpc::next`].
-    Next,
+    /// [`Rpc::next`] of the handle whose completion queue has this id.
+    Next(u64),
     /// A thread in [`Rpc::call`] or [`Rpc::run_all`].
     Call,
     /// A future of [`Rpc::call_async`].
@@ -358,13 +358,14 @@ struct State {
     queued: HashMap<Destination, VecDeque<Queued>>,
     queued_order: VecDeque<Destination>,
     queued_count: usize,
-    /// Finished requests nobody waits for specifically, for [`Rpc::next`].
-    done: VecDeque<Completion>,
+    /// The completion queues of the handles (see [`Rpc::session`]), by id, and which queue
+    /// each submitted request's completion goes to.
+    queues: HashMap<u64, CompletionQueue>,
+    next_queue: u64,
+    queue_of: HashMap<Ticket, u64>,
     /// Tickets a [`Rpc::call`] waits for, and their completions once there.
     claimed: HashSet<Ticket>,
     claimed_done: HashMap<Ticket, Completion>,
-    /// Requests submitted and not yet returned by `next` (claimed ones excluded).
-    unclaimed_outstanding: usize,
     /// A thread is reading from the port for the engine.
     reading: bool,
     /// Threads asleep on [`Inner::changed`] (see [`Inner::wake`]).
@@ -376,6 +377,15 @@ struct State {
     futures: HashMap<Ticket, Arc<future::Slot>>,
     #[cfg(feature = "async")]
     pumping: bool,
+}
+
+/// The completions of one handle's [`Rpc::submit`]s, for its [`Rpc::next`].
+#[derive(Debug, Default)]
+struct CompletionQueue {
+    /// Finished, oldest first.
+    done: VecDeque<Completion>,
+    /// Submitted and not yet returned by `next`.
+    outstanding: usize,
 }
 
 struct Inner {
@@ -402,11 +412,28 @@ impl Drop for Inner {
 
 /// The transaction engine over one [`Port`] (see the [module docs](self)).
 ///
-/// A handle: clones share the engine; the engine's agents are unregistered when the last
-/// handle is dropped.
+/// A handle: clones share the engine and the completion queue that [`Rpc::next`] reads;
+/// [`Rpc::session`] makes a handle with a queue of its own. The engine's agents are
+/// unregistered when the last handle is dropped.
 #[derive(Clone)]
 pub struct Rpc {
     inner: Arc<Inner>,
+    queue: Arc<QueueHandle>,
+}
+
+/// Owns one completion queue of the engine; dropping the last handle on it discards it (and
+/// completions that arrive for it later).
+struct QueueHandle {
+    id: u64,
+    inner: Arc<Inner>,
+}
+
+impl Drop for QueueHandle {
+    fn drop(&mut self) {
+        let mut st = self.inner.lock();
+        st.queues.remove(&self.id);
+        st.queue_of.retain(|_, q| *q != self.id);
+    }
 }
 
 impl fmt::Debug for Rpc {
@@ -491,20 +518,47 @@ impl Rpc {
         };
         // Engines on one port draw TIDs from distinct 2^24 blocks.
         let seed = TID_SEED.fetch_add(1, Ordering::Relaxed);
-        let state = State {
+        let mut state = State {
             next_tid: ((seed % 0x80) as u32) << 24 | 1,
+            next_queue: 1,
             ..State::default()
         };
+        state.queues.insert(0, CompletionQueue::default());
         let port: Arc<Port> = port.into();
         let slack = port.transport().transact_slack();
+        let inner = Arc::new(Inner {
+            port,
+            slack,
+            owner: seed,
+            window,
+            state: Mutex::new(state),
+            changed: Condvar::new(),
+        });
         Rpc {
-            inner: Arc::new(Inner {
-                port,
-                slack,
-                owner: seed,
-                window,
-                state: Mutex::new(state),
-                changed: Condvar::new(),
+            queue: Arc::new(QueueHandle {
+                id: 0,
+                inner: inner.clone(),
+            }),
+            inner,
+        }
+    }
+
+    /// A handle on the same engine (port, agents, window, reader) with a completion queue of
+    /// its own: its [`Rpc::next`] returns only the completions of its own
+    /// [`Rpc::submit`]s. For independent pipelined users of one engine (a discovery beside
+    /// other queries): clones of one handle share its queue and would take each other's
+    /// completions.
+    pub fn session(&self) -> Rpc {
+        let mut st = self.inner.lock();
+        let id = st.next_queue;
+        st.next_queue += 1;
+        st.queues.insert(id, CompletionQueue::default());
+        drop(st);
+        Rpc {
+            inner: self.inner.clone(),
+            queue: Arc::new(QueueHandle {
+                id,
+                inner: self.inner.clone(),
             }),
         }
     }
@@ -554,7 +608,11 @@ impl Rpc {
     /// Requests submitted with [`Rpc::submit`] whose completion [`Rpc::next`] has not
     /// returned yet.
     pub fn outstanding(&self) -> usize {
-        self.inner.lock().unclaimed_outstanding
+        self.inner
+            .lock()
+            .queues
+            .get(&self.queue.id)
+            .map_or(0, |q| q.outstanding)
     }
 
     /// Submits a request: it is sent at once if the window has room, else queued behind the
@@ -562,7 +620,7 @@ impl Rpc {
     /// for a request that can never be sent (shorter than a MAD header, an agent that cannot
     /// be registered); a send that fails later ends as [`Outcome::Failed`].
     pub fn submit(&self, request: Request) -> Result<Ticket> {
-        self.submit_as(request, Waiter::Next)
+        self.submit_as(request, Waiter::Next(self.queue.id))
     }
 
     /// Sends a request and waits for its own completion (other threads' requests keep going).
@@ -586,12 +644,16 @@ impl Rpc {
         let mut until = None;
         let mut st = self.inner.lock();
         loop {
-            if let Some(c) = st.done.pop_front() {
-                st.unclaimed_outstanding -= 1;
+            let Some(q) = st.queues.get_mut(&self.queue.id) else {
+                return Ok(None);
+            };
+            if let Some(c) = q.done.pop_front() {
+                q.outstanding -= 1;
                 return Ok(Some(c));
             }
+            let outstanding = q.outstanding;
             let until = *until.get_or_insert_with(|| deadline(timeout));
-            if st.unclaimed_outstanding == 0 || until.is_some_and(|u| Instant::now() >= u) {
+            if outstanding == 0 || until.is_some_and(|u| Instant::now() >= u) {
                 return Ok(None);
             }
             st = self.pump(st, until)?;
@@ -637,7 +699,10 @@ impl Rpc {
         let ticket = Ticket(st.next_ticket);
         st.next_ticket += 1;
         match waiter {
-            Waiter::Next => st.unclaimed_outstanding += 1,
+            Waiter::Next(queue) => {
+                st.queues.entry(queue).or_default().outstanding += 1;
+                st.queue_of.insert(ticket, queue);
+            }
             Waiter::Call => {
                 st.claimed.insert(ticket);
             }
@@ -766,8 +831,11 @@ impl Rpc {
         }
         if st.claimed.remove(&ticket) {
             st.claimed_done.insert(ticket, c);
-        } else {
-            st.done.push_back(c);
+        } else if let Some(queue) = st.queue_of.remove(&ticket) {
+            // A queue whose handles are all gone takes nothing more.
+            if let Some(q) = st.queues.get_mut(&queue) {
+                q.done.push_back(c);
+            }
         }
     }
 

@@ -1,0 +1,455 @@
+//! `umad ibnetdiscover`: discover the fabric and print its topology, as infiniband-diags'
+//! `ibnetdiscover` (same options, same output byte for byte), plus `--json` and a `--diff`
+//! against a saved topology.
+//!
+//! Differences from C, on purpose:
+//! * `--diff <file>` compares with a saved topology: `ibnetdiscover` text (any mode that
+//!   prints the topology) or this tool's `--json`, not an ibnetdisc cache file. It prints the
+//!   differences (text, or JSON with `--json`) and exits 1 if there are any, 0 if none.
+//! * `--load-cache <file>` reads such a saved topology instead of discovering; `--cache
+//!   <file>` writes the discovered topology there as JSON. C's binary ibnetdisc cache format
+//!   is not read or written.
+//! * `--diffcheck` knows `state`, `width` and `speed` besides C's keys, and the default is
+//!   every check.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use ibfabric::diff::{diff, Checks};
+use ibfabric::discover::{DiscoverOptions, ProgressEvent, ProgressFn};
+use ibfabric::{Fabric, Format, WriteOptions};
+
+use crate::common::{self, CliError, CommonOpts, Parsed, Progress};
+use crate::exit;
+
+/// The common options ibnetdiscover does not take (C: `"DGKLs"`; `-s` is its own).
+const EXCLUDED_COMMON: &str = "DGKLs";
+
+/// Which node types `-l`/`-H`/`-S`/`-R` list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ListTypes {
+    /// CAs (`-H`, `-l`).
+    pub cas: bool,
+    /// Switches (`-S`, `-l`).
+    pub switches: bool,
+    /// Routers (`-R`, `-l`).
+    pub routers: bool,
+}
+
+impl ListTypes {
+    /// Whether anything is to be listed.
+    pub fn any(&self) -> bool {
+        self.cas || self.switches || self.routers
+    }
+}
+
+/// The parsed command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The common options.
+    pub common: CommonOpts,
+    /// `-f`: speed, width and VLCap codes after each link.
+    pub full: bool,
+    /// `-s`: print each NodeInfo response during discovery.
+    pub show: bool,
+    /// `-l`/`-H`/`-S`/`-R`: list nodes instead of the topology (the last one given wins, as
+    /// in C).
+    pub list: ListTypes,
+    /// `-g`: group by chassis.
+    pub group: bool,
+    /// `-p`: the ports report.
+    pub ports_report: bool,
+    /// `-m`: report max hops and MADs used.
+    pub max_hops: bool,
+    /// `-o`: outstanding SMPs (the discovery window); `None` = the default.
+    pub outstanding: Option<u32>,
+    /// `--node-name-map`.
+    pub node_name_map: Option<PathBuf>,
+    /// `--cache`: write the topology there as JSON.
+    pub cache: Option<PathBuf>,
+    /// `--load-cache`: read the topology from there instead of discovering.
+    pub load_cache: Option<PathBuf>,
+    /// `--diff`: compare with this saved topology.
+    pub diff: Option<PathBuf>,
+    /// `--diffcheck`.
+    pub diffcheck: Checks,
+    /// `--json`.
+    pub json: bool,
+    /// The optional output file (C: `ibnetdiscover [topology-file]`).
+    pub output: Option<PathBuf>,
+}
+
+/// The clap command: ibnetdiscover's own options in C's order, then the common ones.
+pub fn command() -> Command {
+    let flag = |id: &'static str, short: char, long: &'static str, help: &'static str| {
+        Arg::new(id)
+            .short(short)
+            .long(long)
+            .help(help)
+            .action(ArgAction::SetTrue)
+    };
+    let file = |id: &'static str, help: &'static str| {
+        Arg::new(id)
+            .long(id)
+            .value_name("file")
+            .value_parser(clap::value_parser!(PathBuf))
+            .help(help)
+    };
+    let cmd = Command::new("ibnetdiscover")
+        .about("Discover the InfiniBand fabric and print its topology")
+        .override_usage("ibnetdiscover [options] [topology-file]")
+        .arg(flag(
+            "full",
+            'f',
+            "full",
+            "show full information (ports' speed and width, vlcap)",
+        ))
+        .arg(flag("show", 's', "show", "show more information"))
+        .arg(flag("list", 'l', "list", "list of connected nodes"))
+        .arg(flag("grouping", 'g', "grouping", "show grouping"))
+        .arg(flag("Hca_list", 'H', "Hca_list", "list of connected CAs"))
+        .arg(flag(
+            "Switch_list",
+            'S',
+            "Switch_list",
+            "list of connected switches",
+        ))
+        .arg(flag(
+            "Router_list",
+            'R',
+            "Router_list",
+            "list of connected routers",
+        ))
+        .arg(common::node_name_map_arg())
+        .arg(file(
+            "cache",
+            "write the discovered topology to <file> as JSON (not C's ibnetdisc cache)",
+        ))
+        .arg(file(
+            "load-cache",
+            "read the topology from <file> (ibnetdiscover text or --json) instead of discovering",
+        ))
+        .arg(file(
+            "diff",
+            "compare with the topology in <file> (ibnetdiscover text or --json); exit 1 if it differs",
+        ))
+        .arg(
+            Arg::new("diffcheck")
+                .long("diffcheck")
+                .value_name("key(s)")
+                .help("specify checks to execute for --diff: sw,ca,router,port,lid,nodedesc,state,width,speed (default: all)"),
+        )
+        .arg(flag("ports", 'p', "ports", "obtain a ports report"))
+        .arg(flag(
+            "max_hops",
+            'm',
+            "max_hops",
+            "report max hops discovered by the library",
+        ))
+        .arg(
+            Arg::new("outstanding_smps")
+                .short('o')
+                .long("outstanding_smps")
+                .value_name("val")
+                .help("specify the number of outstanding SMP's which should be issued during the scan"),
+        )
+        .arg(
+            Arg::new("json")
+                .long("json")
+                .action(ArgAction::SetTrue)
+                .help("write the topology (or, with --diff, the differences) as JSON (docs/json/ibnetdiscover-v1.schema.json)"),
+        )
+        .arg(
+            Arg::new("topology-file")
+                .value_name("topology-file")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("write the output to this file instead of stdout"),
+        )
+        .after_help(
+            "Exit status: 0 on success (with --diff: no differences), 1 with --diff when the \
+             topologies differ, 2 on bad usage (and -h), 255 when discovery or a file fails.\n\
+             The port: -C/-P (kernel umad devices), or ibsim when UMAD_IBSIM names its socket.",
+        );
+    common::add_common_args(cmd, EXCLUDED_COMMON)
+}
+
+impl Options {
+    /// Reads the parsed command line.
+    pub fn from_matches(m: &ArgMatches) -> Result<Options, CliError> {
+        let flag = |id: &str| m.get_flag(id);
+        // C: each of -l/-H/-S/-R sets the list mask; the last one given wins.
+        let mut list = ListTypes::default();
+        let mut last: Option<(usize, ListTypes)> = None;
+        for (id, types) in [
+            (
+                "list",
+                ListTypes {
+                    cas: true,
+                    switches: true,
+                    routers: true,
+                },
+            ),
+            (
+                "Hca_list",
+                ListTypes {
+                    cas: true,
+                    ..Default::default()
+                },
+            ),
+            (
+                "Switch_list",
+                ListTypes {
+                    switches: true,
+                    ..Default::default()
+                },
+            ),
+            (
+                "Router_list",
+                ListTypes {
+                    routers: true,
+                    ..Default::default()
+                },
+            ),
+        ] {
+            if flag(id) {
+                let at = m.index_of(id).unwrap_or(0);
+                if last.map_or(true, |(i, _)| at > i) {
+                    last = Some((at, types));
+                }
+            }
+        }
+        if let Some((_, t)) = last {
+            list = t;
+        }
+        let outstanding = match m.get_one::<String>("outstanding_smps") {
+            Some(v) => Some(
+                u32::try_from(common::number_arg("-o", v)?)
+                    .map_err(|_| CliError::Usage(format!("-o {v}: too large")))?,
+            ),
+            None => None,
+        };
+        let diffcheck = match m.get_one::<String>("diffcheck") {
+            Some(keys) => Checks::parse_keys(keys).map_err(CliError::Usage)?,
+            None => Checks::ALL,
+        };
+        let path = |id: &str| m.get_one::<PathBuf>(id).cloned();
+        let opts = Options {
+            common: CommonOpts::from_matches(m)?,
+            full: flag("full"),
+            show: flag("show"),
+            list,
+            group: flag("grouping"),
+            ports_report: flag("ports"),
+            max_hops: flag("max_hops"),
+            outstanding,
+            node_name_map: path("node-name-map"),
+            cache: path("cache"),
+            load_cache: path("load-cache"),
+            diff: path("diff"),
+            diffcheck,
+            json: flag("json"),
+            output: path("topology-file"),
+        };
+        if opts.json && (opts.ports_report || opts.list.any() || opts.group) && opts.diff.is_none()
+        {
+            return Err(CliError::Usage(
+                "--json writes the whole topology: it does not combine with -p, -l, -H, -S, -R or -g"
+                    .into(),
+            ));
+        }
+        Ok(opts)
+    }
+}
+
+/// `umad ibnetdiscover`.
+pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
+    let m = match common::parse_args(prog, command(), args) {
+        Parsed::Run(m) => m,
+        Parsed::Exit(code) => return code,
+    };
+    match Options::from_matches(&m).and_then(|o| run(&o)) {
+        Ok(code) => code,
+        Err(e) => e.report(prog),
+    }
+}
+
+/// Reads a saved topology: `--json` output (it starts with `{`) or `ibnetdiscover` text.
+pub fn load_topology(path: &Path) -> Result<Fabric, CliError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError::Failed(format!("can't read {}: {e}", path.display())))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        CliError::Failed(format!(
+            "{}: not ibnetdiscover text or umad JSON (C's binary ibnetdisc cache files are not read)",
+            path.display()
+        ))
+    })?;
+    parse_topology(&text).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))
+}
+
+/// Parses a saved topology's text: JSON if it starts with `{`, else `ibnetdiscover` text.
+pub fn parse_topology(text: &str) -> Result<Fabric, String> {
+    if text.trim_start().starts_with('{') {
+        Fabric::from_json(text).map_err(|e| e.to_string())
+    } else {
+        Fabric::parse_ibnetdiscover(text).map_err(|e| e.to_string())
+    }
+}
+
+/// Runs with parsed options; returns the exit code.
+pub fn run(opts: &Options) -> Result<i32, CliError> {
+    // C opens the output file, the name map and the saved topology before discovering.
+    let mut file: Option<BufWriter<File>> = match &opts.output {
+        Some(p) => Some(BufWriter::new(File::create(p).map_err(|e| {
+            CliError::Failed(format!("can't open file {} for writing: {e}", p.display()))
+        })?)),
+        None => None,
+    };
+    let names = common::open_node_name_map(opts.node_name_map.as_deref());
+    let saved = opts.diff.as_deref().map(load_topology).transpose()?;
+    let fabric = match &opts.load_cache {
+        Some(p) => load_topology(p)?,
+        None => discover(opts)?,
+    };
+    let stdout = io::stdout();
+    let mut stdout = stdout.lock();
+    let text_opts = WriteOptions {
+        format: Format::Topology,
+        show_progress: false,
+        grouping: opts.group,
+        full: opts.full,
+        max_hops: opts.max_hops,
+        node_name_map: names.as_ref(),
+        date: common::ctime_now(),
+    };
+    // C prints -s's records on stdout while discovering, whatever the output file.
+    if opts.show && !opts.json {
+        let only_progress = WriteOptions {
+            format: Format::List {
+                ca: false,
+                switch: false,
+                router: false,
+            },
+            show_progress: true,
+            ..text_opts.clone()
+        };
+        write_all(
+            &mut stdout,
+            fabric.to_ibnetdiscover(&only_progress).as_bytes(),
+        )?;
+    }
+    let mut code = exit::OK;
+    let (bytes, to_stdout) = if opts.ports_report {
+        // C's ports report goes to stdout even with an output file.
+        let o = WriteOptions {
+            format: Format::Ports,
+            ..text_opts.clone()
+        };
+        (fabric.to_ibnetdiscover(&o), true)
+    } else if opts.list.any() {
+        let o = WriteOptions {
+            format: Format::List {
+                ca: opts.list.cas,
+                switch: opts.list.switches,
+                router: opts.list.routers,
+            },
+            ..text_opts.clone()
+        };
+        (fabric.to_ibnetdiscover(&o), false)
+    } else if let Some(saved) = &saved {
+        let mut d = diff(saved, &fabric, opts.diffcheck);
+        if !d.is_empty() {
+            code = exit::DIFFERENCES;
+        }
+        // The text names nodes as the C tools do (the map); JSON keeps the descriptions.
+        let text = if opts.json {
+            d.to_json() + "\n"
+        } else {
+            if let Some(map) = &names {
+                d.rename(map);
+            }
+            d.to_text()
+        };
+        (text, false)
+    } else if opts.json {
+        (fabric.to_json() + "\n", false)
+    } else {
+        (fabric.to_ibnetdiscover(&text_opts), false)
+    };
+    match (&mut file, to_stdout) {
+        (Some(f), false) => write_all(f, bytes.as_bytes())?,
+        _ => write_all(&mut stdout, bytes.as_bytes())?,
+    }
+    if let Some(f) = &mut file {
+        f.flush()
+            .map_err(|e| CliError::Failed(format!("write failed: {e}")))?;
+    }
+    stdout
+        .flush()
+        .map_err(|e| CliError::Failed(format!("write failed: {e}")))?;
+    if let Some(p) = &opts.cache {
+        std::fs::write(p, fabric.to_json() + "\n").map_err(|e| {
+            CliError::Failed(format!(
+                "caching ibnetdiscover data to {} failed: {e}",
+                p.display()
+            ))
+        })?;
+    }
+    Ok(code)
+}
+
+fn write_all(out: &mut dyn Write, bytes: &[u8]) -> Result<(), CliError> {
+    out.write_all(bytes)
+        .map_err(|e| CliError::Failed(format!("write failed: {e}")))
+}
+
+/// Discovers the fabric through the port the common options name
+/// ([`ibfabric::discover::discover`]): `-o` is the window of SMPs in flight, `-t` the
+/// timeout per try, `MLX_EPI` (ibdiag.conf) whether Mellanox ExtendedPortInfo is read, `-s`
+/// records the progress lines. SMPs that got no answer are counted on stderr (listed with
+/// `-v`, `-e` or `-d`); the fabric keeps what was learnt, as libibnetdisc's does.
+fn discover(opts: &Options) -> Result<Fabric, CliError> {
+    let port = opts.common.open_smi_port()?;
+    let display = Arc::new(Mutex::new(Progress::stderr()));
+    let shown = Arc::clone(&display);
+    let on_node: ProgressFn = Arc::new(move |e: &ProgressEvent<'_>| {
+        if let Ok(mut p) = shown.lock() {
+            p.update(&format!(
+                "discovering: {} nodes, {} of {} SMPs answered",
+                e.nodes, e.done, e.smps
+            ));
+        }
+    });
+    let d_opts = DiscoverOptions {
+        outstanding: opts.outstanding.filter(|&n| n > 0).map(|n| n as usize),
+        timeout: opts
+            .common
+            .timeout_ms
+            .map(|ms| Duration::from_millis(u64::from(ms))),
+        mlx_epi: opts.common.mlx_epi,
+        record_progress: opts.show,
+        progress: Some(on_node),
+        ..DiscoverOptions::default()
+    };
+    let result = ibfabric::discover::discover(port, &d_opts);
+    if let Ok(mut p) = display.lock() {
+        p.finish();
+    }
+    let d = result.map_err(|e| CliError::Failed(format!("discover failed: {e}")))?;
+    if !d.missed.is_empty() {
+        eprintln!(
+            "ibnetdiscover: warning: {} SMPs got no usable answer; the topology is partial",
+            d.missed.len()
+        );
+        if opts.common.verbose > 0 || opts.common.errors {
+            for m in &d.missed {
+                eprintln!("  {m}");
+            }
+        }
+    }
+    Ok(d.fabric)
+}

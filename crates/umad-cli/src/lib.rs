@@ -1,0 +1,130 @@
+//! `umad`: infiniband-diags tools over the `umad` crate, as one multi-call binary.
+//!
+//! `umad <tool> [args]` runs a tool; so does a link to the binary named after the tool
+//! (`ln -s umad ibnetdiscover; ./ibnetdiscover -p`): the basename of `argv[0]` picks it.
+//! `umad --help` lists the tools; `umad help <tool>` is `umad <tool> --help`.
+//!
+//! Each tool is one module with a `main(prog, args) -> exit code` and one entry in [`TOOLS`];
+//! the options every infiniband-diags tool shares (`-C`, `-P`, `-t`, `-d`, `-v`, `-V`, `-h`,
+//! `--node-name-map`, ...) are in [`common`]. Exit codes are the C tools': see [`exit`].
+#![forbid(unsafe_code)]
+
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+pub mod common;
+pub mod ibnetdiscover;
+
+/// Exit codes, as the C tools use them.
+pub mod exit {
+    /// Success (`--diff`: no differences).
+    pub const OK: i32 = 0;
+    /// `--diff`: the topologies differ.
+    pub const DIFFERENCES: i32 = 1;
+    /// Bad usage, or `-h` (infiniband-diags' `ibdiag_show_usage` exits 2).
+    pub const USAGE: i32 = 2;
+    /// A run-time failure (infiniband-diags' `IBEXIT`, i.e. `exit(-1)`).
+    pub const FAILURE: i32 = 255;
+}
+
+/// One tool of the multi-call binary.
+pub struct Tool {
+    /// Its name: `umad <name>`, or a link named `<name>`.
+    pub name: &'static str,
+    /// One line for `umad --help`.
+    pub about: &'static str,
+    /// Runs it: the program name to show in messages, the arguments after the tool name;
+    /// returns the exit code.
+    pub main: fn(prog: &'static str, args: Vec<OsString>) -> i32,
+}
+
+/// The tools, in `umad --help` order.
+pub const TOOLS: &[Tool] = &[Tool {
+    name: "ibnetdiscover",
+    about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
+    main: ibnetdiscover::main,
+}];
+
+/// The tool called `name`, if there is one.
+pub fn find_tool(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// Runs the binary with the process's own arguments; returns the exit code.
+pub fn main_from_env() -> i32 {
+    run(std::env::args_os())
+}
+
+/// Runs the binary with `args` (`args[0]` = how it was called); returns the exit code.
+///
+/// The basename of `args[0]` picks a tool when it names one; otherwise the first argument
+/// does (`umad ibnetdiscover -p`).
+pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    let argv0 = if args.is_empty() {
+        OsString::from("umad")
+    } else {
+        args.remove(0)
+    };
+    let called = Path::new(&argv0)
+        .file_name()
+        .map(OsStr::to_string_lossy)
+        .unwrap_or_default()
+        .into_owned();
+    if let Some(tool) = find_tool(&called) {
+        return (tool.main)(tool.name, args);
+    }
+    let Some(first) = args.first().cloned() else {
+        eprint!("{}", usage());
+        return exit::USAGE;
+    };
+    match first.to_str() {
+        Some("-h" | "--help" | "help") => {
+            match args.get(1).and_then(|a| a.to_str()).and_then(find_tool) {
+                // `umad help <tool>`: the tool's own help.
+                Some(tool) => (tool.main)(tool.name, vec![OsString::from("--help")]),
+                None => {
+                    print!("{}", usage());
+                    exit::OK
+                }
+            }
+        }
+        Some("-V" | "--version") => {
+            println!("umad {}", env!("CARGO_PKG_VERSION"));
+            exit::OK
+        }
+        Some(name) => match find_tool(name) {
+            Some(tool) => {
+                args.remove(0);
+                (tool.main)(tool.name, args)
+            }
+            None => {
+                eprintln!("umad: unknown tool {name:?}");
+                eprint!("{}", usage());
+                exit::USAGE
+            }
+        },
+        None => {
+            eprintln!("umad: unknown tool {:?}", first);
+            exit::USAGE
+        }
+    }
+}
+
+/// `umad --help`: the tools and how to call them.
+pub fn usage() -> String {
+    let mut s = String::from(
+        "umad: InfiniBand diagnostic tools over user MADs (umad-rs)\n\n\
+         Usage: umad <tool> [options]   (or call a link named after the tool)\n\
+         \x20      umad <tool> --help       the tool's options\n\nTools:\n",
+    );
+    let width = TOOLS.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    for t in TOOLS {
+        s.push_str(&format!("  {:width$}  {}\n", t.name, t.about));
+    }
+    s.push_str(
+        "\nThe port: -C/-P as infiniband-diags (kernel umad devices), or the ibsim simulator\n\
+         when UMAD_IBSIM names its socket (UMAD_IBSIM_NODE: the node to attach to).\n",
+    );
+    s
+}

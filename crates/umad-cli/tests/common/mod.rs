@@ -1,0 +1,152 @@
+//! What the umad-cli tests share.
+#![allow(dead_code)]
+
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use ibfabric::{Fabric, Node, Port, PortRef};
+use ibmad::{NodeType, PhysPortState, PortState};
+
+/// The built `umad` binary.
+pub fn umad() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_umad"))
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The JSON schema of `--json`, parsed.
+pub fn topology_schema() -> serde_json::Value {
+    let p = repo_root().join("docs/json/ibnetdiscover-v1.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+/// The JSON schema of `--diff --json`, parsed.
+pub fn diff_schema() -> serde_json::Value {
+    let p = repo_root().join("docs/json/ibnetdiscover-diff-v1.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+/// Asserts that `json` is valid against `schema`.
+pub fn assert_valid(schema: &serde_json::Value, json: &str) {
+    let v: serde_json::Value = serde_json::from_str(json).expect("output is JSON");
+    let errors = schema::validate(schema, &v);
+    assert!(
+        errors.is_empty(),
+        "schema violations:\n{}",
+        errors.join("\n")
+    );
+}
+
+/// Runs `cmd` (at most 120 s), returning its output.
+pub fn run(cmd: &mut Command) -> Output {
+    ibsim_harness::run_with_timeout(cmd, Duration::from_secs(120)).expect("command runs")
+}
+
+/// A small fabric built by hand: a switch (4 ports) with two CAs, discovered from CA 0x10.
+pub fn small_fabric() -> Fabric {
+    let mut f = Fabric::default();
+    let mut sw = Node::new(NodeType::Switch, 4, 0x200);
+    sw.description = "sw \"one\"".into();
+    sw.lid = 1;
+    sw.port_guid = 0x200;
+    sw.enhanced_port0 = true;
+    sw.system_image_guid = 0x200;
+    for p in 0..=4 {
+        let mut port = Port::new(p, 0x200);
+        port.lid = 1;
+        port.state = if p <= 2 {
+            PortState::Active
+        } else {
+            PortState::Down
+        };
+        port.phys_state = if p <= 2 {
+            PhysPortState::LinkUp
+        } else {
+            PhysPortState::Polling
+        };
+        port.width = 2;
+        port.speed = 4;
+        port.vl_cap = 4;
+        sw.set_port(port);
+    }
+    f.nodes.push(sw);
+    for (i, g) in [0x10u64, 0x20].into_iter().enumerate() {
+        let mut ca = Node::new(NodeType::ChannelAdapter, 2, g);
+        ca.description = format!("host{i} HCA-1");
+        ca.port_guid = g + 1;
+        ca.local_port = 1;
+        let mut port = Port::new(1, g + 1);
+        port.state = PortState::Active;
+        port.phys_state = PhysPortState::LinkUp;
+        port.width = 2;
+        port.speed = 4;
+        port.lid = 2 + i as u16;
+        ca.set_port(port);
+        f.nodes.push(ca);
+        assert!(f.link(
+            PortRef {
+                node: 0,
+                port: 1 + i as u8
+            },
+            PortRef {
+                node: 1 + i,
+                port: 1
+            }
+        ));
+    }
+    f.from = Some(ibfabric::Origin { node: 1, port: 1 });
+    f.validate().unwrap();
+    f
+}
+
+/// The C `ibnetdiscover` outputs captured by ibfabric's tests.
+pub fn c_fixture(name: &str) -> PathBuf {
+    repo_root().join("crates/fabric/tests/data").join(name)
+}
+
+/// `text` without the `# Topology file: generated on <date>` line.
+pub fn mask_date(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("# Topology file: generated on "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// `umad <args>` (or the program at `program`, e.g. a link) as a native ibsim client of
+/// `sim`: a fresh scratch cwd, `UMAD_IBSIM=<socket>`, nothing preloaded.
+pub fn native(sim: &ibsim_harness::Ibsim, program: &Path) -> Command {
+    let scratch = sim.new_scratch_dir("umad").expect("scratch directory");
+    let mut cmd = Command::new(program);
+    cmd.current_dir(scratch)
+        .env("UMAD_IBSIM", sim.socket_name())
+        .env_remove("UMAD_IBSIM_NODE")
+        .env_remove("LD_PRELOAD")
+        .env_remove("IBSIM_SOCKNAME")
+        .env_remove("SIM_HOST")
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// `umad ibnetdiscover <args>` against `sim`; returns (exit code, stdout).
+pub fn ours(sim: &ibsim_harness::Ibsim, args: &[&str]) -> (i32, String) {
+    let out = run(native(sim, &umad()).arg("ibnetdiscover").args(args));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// C `ibnetdiscover <args>` against `sim` under umad2sim; returns (exit code, stdout).
+pub fn c_tool(sim: &ibsim_harness::Ibsim, args: &[&str]) -> (i32, String) {
+    let out = run(sim.umad2sim_command("ibnetdiscover").args(args));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
