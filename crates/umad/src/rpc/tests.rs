@@ -308,3 +308,78 @@ mod async_api {
         }
     }
 }
+
+#[test]
+fn sessions_have_their_own_completion_queues() {
+    let b = Behaviour {
+        delay: Duration::from_millis(1),
+        jitter: Duration::from_millis(2),
+        ..Behaviour::default()
+    };
+    let (rpc, fake) = engine(b, Window::of(8));
+    let users: Vec<_> = (0..4u32)
+        .map(|who| {
+            let mine = rpc.session();
+            thread::spawn(move || {
+                for i in 0..100 {
+                    mine.submit(request(1 + who as u16, who, i)).unwrap();
+                }
+                let done = drain(&mine);
+                assert_eq!(done.len(), 100, "session {who}");
+                for c in &done {
+                    assert!(own_response(c));
+                    assert_eq!(
+                        c.request.mad[64..68],
+                        who.to_be_bytes(),
+                        "another session's"
+                    );
+                }
+                assert_eq!(mine.outstanding(), 0);
+            })
+        })
+        .collect();
+    // A session dropped with requests in flight takes its completions with it.
+    let gone = rpc.session();
+    for i in 0..20 {
+        gone.submit(request(9, 99, i)).unwrap();
+    }
+    drop(gone);
+    for u in users {
+        u.join().unwrap();
+    }
+    assert_eq!(rpc.outstanding(), 0);
+    assert!(rpc
+        .next(Some(Duration::from_millis(200)))
+        .unwrap()
+        .is_none());
+    assert!(fake.state().max_outstanding <= 8);
+}
+
+#[test]
+fn deadlines_of_landed_requests_do_not_pile_up_behind_a_live_one() {
+    // A request nobody answers (the fake ignores MADs with a response method) keeps the
+    // earliest deadline on top of the heap; 2,000 answered requests with later deadlines
+    // land meanwhile. Their entries must not pile up behind it.
+    let (rpc, _fake) = engine(Behaviour::default(), Window::of(8));
+    let mut ignored = request(1, 0, 0).timeout(Duration::from_secs(30)).retries(0);
+    ignored.mad[3] = 0x81;
+    rpc.submit(ignored).unwrap();
+    for i in 1..=2000 {
+        let r = request(2, 0, i).timeout(Duration::from_secs(60)).retries(0);
+        rpc.submit(r).unwrap();
+    }
+    for _ in 0..2000 {
+        let c = rpc
+            .next(Some(Duration::from_secs(20)))
+            .unwrap()
+            .expect("a completion");
+        assert!(own_response(&c), "{:?}", c.outcome);
+    }
+    let st = rpc.inner.lock();
+    assert_eq!(st.flights.len(), 1, "only the ignored request is in flight");
+    assert!(
+        st.deadlines.len() <= 2 * 8 + 64 + 1,
+        "{} deadline entries for 1 flight",
+        st.deadlines.len()
+    );
+}
