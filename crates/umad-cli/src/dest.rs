@@ -222,6 +222,12 @@ impl Dest {
                 };
                 (mad, addr)
             }
+            // LID 0 and no route (an unconfigured SM LID): libibmad goes directed to the
+            // local port.
+            None if self.lid == 0 => (
+                Smp::dr_request(method, attr_id, attr_mod, 0, &DrPath::local()),
+                MadAddr::directed_route(),
+            ),
             None => (
                 Smp::lid_request(method, attr_id, attr_mod, 0),
                 MadAddr::smi(self.lid),
