@@ -29,7 +29,10 @@ const CASES: &[&[&str]] = &[
     &["-G", "{hg}"],
     &["-G", "{swg}"],
     &["-G", "-g", "{swg}"],
+    &["-s", "1", "-G", "{swg}"],
     // Errors.
+    &["-s", "0"],
+    &["-s", "{sw}", "-t", "100", "-G", "{swg}"],
     &["-G", "0x999"],
     &["-G", "0"],
     &["-t", "100", "0xbfff"],
@@ -45,7 +48,7 @@ fn compare_on(fabric: &str) {
     let sim = start(fabric);
     let v = vars(&sim);
     let ok = compare(&sim, fabric, "ibaddr", CASES, &v, same);
-    assert_eq!(ok, 20, "{fabric}: the address queries succeed");
+    assert_eq!(ok, 21, "{fabric}: the address queries succeed");
     let docs = json_cases(&sim, "ibaddr", &[&["{sw}"], &["-D", "0"]], &v);
     let (_, text) = c(&sim, "ibaddr", &expand(&["{sw}"], &v));
     assert_eq!(
