@@ -47,9 +47,30 @@ pub(crate) struct Opts {
 
 /// Parses `[--runs N] [--no-pin]` (N ≥ 5, default 7) of `cargo xtask COMMAND`.
 pub(crate) fn parse_opts(args: &[String], command: &str) -> Result<Opts, String> {
+    parse_opts_with(args, command, DEFAULT_RUNS, MIN_RUNS)
+}
+
+/// [`parse_opts`] with another default and minimum number of runs.
+pub(crate) fn parse_opts_with(
+    args: &[String],
+    command: &str,
+    default_runs: usize,
+    min_runs: usize,
+) -> Result<Opts, String> {
+    parse_opts_full(args, command, default_runs, min_runs, true)
+}
+
+/// [`parse_opts_with`] with pinning on or off by default; `--pin` and `--no-pin` both work.
+pub(crate) fn parse_opts_full(
+    args: &[String],
+    command: &str,
+    default_runs: usize,
+    min_runs: usize,
+    pin_default: bool,
+) -> Result<Opts, String> {
     let mut opts = Opts {
-        runs: DEFAULT_RUNS,
-        pin: true,
+        runs: default_runs,
+        pin: pin_default,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -57,15 +78,17 @@ pub(crate) fn parse_opts(args: &[String], command: &str) -> Result<Opts, String>
             "--runs" => {
                 let n = it.next().ok_or("--runs needs a number")?;
                 opts.runs = match n.parse::<usize>() {
-                    Ok(n) if n >= MIN_RUNS => n,
-                    _ => return Err(format!("--runs needs a number ≥ {MIN_RUNS}, got {n:?}")),
+                    Ok(n) if n >= min_runs => n,
+                    _ => return Err(format!("--runs needs a number ≥ {min_runs}, got {n:?}")),
                 };
             }
             "--no-pin" => opts.pin = false,
+            "--pin" => opts.pin = true,
             other => {
+                let pin = if pin_default { "--no-pin" } else { "--pin" };
                 return Err(format!(
-                    "unknown option {other:?} (usage: cargo xtask {command} [--runs N] [--no-pin])"
-                ))
+                    "unknown option {other:?} (usage: cargo xtask {command} [--runs N] [{pin}])"
+                ));
             }
         }
     }
@@ -403,6 +426,16 @@ mod tests {
             })
         );
         assert!(parse(&["--runs", "3"]).is_err());
+        assert_eq!(
+            parse_opts_full(&args(&["--pin"]), "x", 11, 10, false),
+            Ok(Opts {
+                runs: 11,
+                pin: true
+            })
+        );
+        assert!(parse_opts_full(&args(&["-y"]), "x", 11, 10, false)
+            .unwrap_err()
+            .contains("[--pin]"));
         assert!(parse(&["--runs"]).is_err());
         assert!(parse(&["-x"])
             .unwrap_err()

@@ -29,7 +29,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ibmad::sa::{NodeRecord, SaMad, SaRecord, SA_DATA_LEN};
-use ibmad::{DrPath, Method, NodeInfo, NodeType, Smp};
+use ibmad::NodeType;
 use ibsim_harness::{
     fabrics_dir, find_tool, run_with_timeout, status_with_timeout, tail, Ibsim, Need, SmDaemon,
 };
@@ -37,6 +37,7 @@ use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::{AgentId, AgentSpec, IbsimOptions, MadAddr, Port};
 
 use crate::bench::{self, goal_met, median, met, Goal, Opts};
+use crate::raw_smps::RawSmps;
 
 const COMMAND: &str = "bench-rmpp";
 const FABRIC: &str = "fattree-1008.net";
@@ -58,16 +59,11 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 /// Transaction timeout and retries of the Rust GetTable (saquery's default timeout is 1 s).
 const SA_TIMEOUT_MS: u32 = 1000;
 const SA_RETRIES: u32 = 2;
-/// Timeout of one SMP of (c), and how long the pipeline waits for any reply.
-const SMP_TIMEOUT_MS: u32 = 1000;
-const SMP_WAIT: Duration = Duration::from_secs(3);
 /// segments/s ÷ raw MADs/s to reach.
 const GOAL: f64 = 0.8;
 
 /// SA class and class version.
 const SA_CLASS: u8 = 0x03;
-/// Directed-route SMP class and class version.
-const DR_SMP_CLASS: u8 = 0x81;
 
 /// One contender of the interleaved runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,12 +115,24 @@ pub fn run(args: &[String]) -> Result<(), String> {
         scratch,
     };
     let mut table = RustTable::open(&sim)?;
-    let mut raw = RawSmps::open(&sim)?;
+    let mut raw = RawSmps::open(
+        &IbsimOptions::new(sim.socket_name()).node(CLIENT_NODE),
+        &ROUTE_TO_SM,
+        WINDOW,
+    )?;
 
     // Untimed warm-up of each, checking the answers.
     let c_records = c_client.checked_run(&nodes, &sm)?;
     let (_, payload) = table.get_checked(&nodes)?;
-    raw.check_route()?;
+    match raw.node_type()? {
+        NodeType::ChannelAdapter => {}
+        other => {
+            return Err(format!(
+                "the directed route {ROUTE_TO_SM:?} from {CLIENT_NODE} ends at a {other}, not \
+                 at a CA: is {FABRIC} the 36-leaf fat tree?"
+            ))
+        }
+    }
     raw.run(WINDOW)?;
     let c_payload = c_records * record_bytes();
     if c_payload != payload {
@@ -357,110 +365,6 @@ impl RustTable {
             .map_err(|e| format!("GetTableResp: {e}"))?;
         check_nodes(descriptions, nodes).map_err(|e| format!("Rust GetTable: {e}"))?;
         Ok((elapsed, payload))
-    }
-}
-
-/// (c): pipelined directed-route NodeInfo SMPs through a `umad::Port` at [`CLIENT_NODE`].
-struct RawSmps {
-    port: Port,
-    agent: AgentId,
-    route: DrPath,
-    tid: u32,
-}
-
-impl RawSmps {
-    fn open(sim: &Ibsim) -> Result<RawSmps, String> {
-        let fail = |e: umad::Error| format!("Rust SMP client on {CLIENT_NODE}: {e}");
-        let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name()).node(CLIENT_NODE))
-            .map_err(fail)?;
-        let agent = port
-            .register(&AgentSpec::new(DR_SMP_CLASS, 1))
-            .map_err(fail)?;
-        let route = DrPath::from_hops(&ROUTE_TO_SM).map_err(|e| e.to_string())?;
-        Ok(RawSmps {
-            port,
-            agent,
-            route,
-            tid: 0,
-        })
-    }
-
-    fn request(&mut self) -> [u8; 256] {
-        self.tid = self.tid.wrapping_add(1);
-        Smp::dr_request(
-            Method::Get,
-            ibmad::attr::id::NODE_INFO,
-            0,
-            u64::from(self.tid),
-            &self.route,
-        )
-    }
-
-    /// Checks that [`ROUTE_TO_SM`] ends at a CA (the SM's node).
-    fn check_route(&mut self) -> Result<(), String> {
-        let req = self.request();
-        let r = self
-            .port
-            .transact(
-                self.agent,
-                &req,
-                &MadAddr::directed_route(),
-                SMP_TIMEOUT_MS,
-                2,
-            )
-            .map_err(|e| format!("NodeInfo over {ROUTE_TO_SM:?}: {e}"))?;
-        let node_type = Smp::new_checked(&r.mad[..])
-            .ok()
-            .filter(|s| r.status == 0 && s.status().is_success())
-            .and_then(|s| NodeInfo::parse(s.data()).ok())
-            .map(|ni| ni.node_type);
-        match node_type {
-            Some(NodeType::ChannelAdapter) => Ok(()),
-            other => Err(format!(
-                "the directed route {ROUTE_TO_SM:?} from {CLIENT_NODE} does not reach a CA \
-                 (got {other:?}, transport status {}): is {FABRIC} the 36-leaf fat tree?",
-                r.status
-            )),
-        }
-    }
-
-    /// Sends `total` NodeInfo requests keeping [`WINDOW`] in flight; returns the time until
-    /// the last reply.
-    fn run(&mut self, total: usize) -> Result<Duration, String> {
-        let dr = MadAddr::directed_route();
-        let fail = |e: umad::Error| format!("raw SMPs: {e}");
-        let started = Instant::now();
-        let mut sent = 0;
-        while sent < total.min(WINDOW) {
-            let req = self.request();
-            self.port
-                .send(self.agent, &req, &dr, SMP_TIMEOUT_MS, 0)
-                .map_err(fail)?;
-            sent += 1;
-        }
-        for _ in 0..total {
-            let r = self
-                .port
-                .recv(Some(SMP_WAIT))
-                .map_err(fail)?
-                .ok_or_else(|| format!("raw SMPs: no reply within {SMP_WAIT:?}"))?;
-            let ok = r.status == 0
-                && Smp::new_checked(&r.mad[..]).is_ok_and(|s| s.status().is_success());
-            if !ok {
-                return Err(format!(
-                    "raw SMPs: a NodeInfo failed (transport status {})",
-                    r.status
-                ));
-            }
-            if sent < total {
-                let req = self.request();
-                self.port
-                    .send(self.agent, &req, &dr, SMP_TIMEOUT_MS, 0)
-                    .map_err(fail)?;
-                sent += 1;
-            }
-        }
-        Ok(started.elapsed())
     }
 }
 

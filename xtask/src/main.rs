@@ -1,13 +1,17 @@
 //! Project automation for umad-rs: `cargo xtask <command>` (see `cargo xtask help`).
 
 mod bench;
+mod bench_discover;
 mod bench_rmpp;
+mod bench_roundtrip;
 mod capture;
 mod demo;
 mod fattree;
 mod fuzz;
 mod libibumad;
+mod package;
 mod packages;
+mod raw_smps;
 mod testrun;
 
 use std::ffi::OsString;
@@ -49,6 +53,22 @@ commands:
         saquery on the drop-in, a Rust SA GetTable of all NodeRecords and 64-deep pipelined
         DR SMPs; prints segments/s of both tables ÷ the raw MAD rate (goal >= 0.80). Needs
         `cargo xtask libibumad` first; re-runs itself as an optimized build
+  bench-roundtrip [--runs N] [--no-pin]
+        serial and pipelined (16, 64 in flight) directed-route NodeInfo round trips: the Rust
+        kernel transport vs a C loop on the system libibumad, both under umad2sim; N
+        interleaved runs each (default 11, at least 9); prints Rust ÷ C per row (goal >= 1.00).
+        Re-runs itself as an optimized build
+  bench-discover [--runs N] [--pin]
+        discovery on generated 1052- and 2368-node fat trees, one ibsim each: `umad
+        ibnetdiscover` (crates/umad-cli, native transport; or UMAD_BIN=<umad>) vs C
+        ibnetdiscover default and -o 128 under umad2sim, and the floor (SMPs ÷ the best raw
+        MAD rate, 32/64/128 in flight); N interleaved rounds (default 11, at least 10),
+        unpinned unless --pin. Re-runs itself as an optimized build
+  package [CARGO_PACKAGE_ARGS...]
+        check the crates.io metadata of every publishable workspace member (publish not
+        false), then `cargo package` them together, verified (e.g. `-- --allow-dirty`)
+  msrv  build every workspace member with the toolchain its rust-version names (installed
+        with rustup, minimal profile, when missing)
   help  this text
 ";
 
@@ -72,6 +92,11 @@ fn main() -> ExitCode {
         "ci" => testrun::parse_opts(rest, false).and_then(|o| testrun::ci(&o)),
         "bench-libibumad" => bench::run(rest),
         "bench-rmpp" => bench_rmpp::run(rest),
+        "bench-roundtrip" => bench_roundtrip::run(rest),
+        "bench-discover" => bench_discover::run(rest),
+        bench_roundtrip::CHILD_COMMAND => bench_roundtrip::child(rest),
+        "package" => package::run(rest),
+        "msrv" => package::msrv(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())

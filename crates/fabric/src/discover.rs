@@ -303,8 +303,9 @@ pub fn discover(port: umad::Port, opts: &DiscoverOptions) -> umad::Result<Discov
     discover_with(&rpc, opts)
 }
 
-/// Discovers the fabric with an existing [`Rpc`]. Completions of other users of `rpc` that
-/// arrive meanwhile are dropped: give discovery its own handle's queue.
+/// Discovers the fabric with an existing [`Rpc`] (its window and budget). Discovery collects
+/// on a [session](Rpc::session) of its own, so other users of the engine keep their
+/// completions.
 ///
 /// # Errors
 /// As [`discover`].
@@ -315,7 +316,7 @@ pub fn discover_with(rpc: &Rpc, opts: &DiscoverOptions) -> umad::Result<Discover
     let self_port = rpc.smp_get::<PortInfo>(&umad::rpc::Target::Dr(DrPath::local()), 0)?;
     let before = rpc.stats();
     let mut scan = Scan::new(opts);
-    scan.run(rpc)?;
+    scan.run(&rpc.session())?;
     let mut d = scan.finish();
     let after = rpc.stats();
     d.stats.sent = after.sent - before.sent;

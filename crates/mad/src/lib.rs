@@ -414,3 +414,8 @@ mod test {
         let _ = bytes::array_mut::<4>(&mut b);
     }
 }
+
+/// The crate README's examples, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -112,17 +112,16 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
         return exit::USAGE;
     };
     match first.to_str() {
-        Some("-h" | "--help" | "help") => match args.get(1).and_then(|a| a.to_str()) {
-            // `umad help <tool>`: the tool's own help.
-            Some(name) if find_tool(name).is_some() => {
-                let tool = find_tool(name).expect("checked");
-                (tool.main)(tool.name, vec![OsString::from("--help")])
+        Some("-h" | "--help" | "help") => {
+            match args.get(1).and_then(|a| a.to_str()).and_then(find_tool) {
+                // `umad help <tool>`: the tool's own help.
+                Some(tool) => (tool.main)(tool.name, vec![OsString::from("--help")]),
+                None => {
+                    print!("{}", usage());
+                    exit::OK
+                }
             }
-            _ => {
-                print!("{}", usage());
-                exit::OK
-            }
-        },
+        }
         Some("-V" | "--version") => {
             println!("umad {}", env!("CARGO_PKG_VERSION"));
             exit::OK

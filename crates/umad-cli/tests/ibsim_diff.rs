@@ -1,6 +1,6 @@
 //! `umad ibnetdiscover --diff` against live ibsim fabrics that changed after the topology
 //! was saved: a link unlinked with ibsim's console (a host cut off; one of two parallel
-//! links), and a node added (ibsim restarted on a netfile with one more HCA).
+//! links), and a node added and a link slowed down (ibsim restarted on an edited netfile).
 
 mod common;
 
@@ -88,6 +88,31 @@ fn diff_finds_an_unlinked_host() {
     sim.run_sm_once().expect("opensm sweeps");
     let (code, out) = ours(&sim, &["--diff", &json]);
     assert_eq!((code, out.as_str()), (0, ""));
+    // A new LID on host3's port (ibsim's Baselid): exactly that change, against text and JSON.
+    sim.console("Baselid \"H-host3\"[1] 42").expect("baselid");
+    for saved in [&text, &json] {
+        let (code, out) = ours(&sim, &["--diff", saved, "--json"]);
+        assert_eq!(code, 1, "{out}");
+        let d = changes_of(&out);
+        let changes = d["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 1, "{out}");
+        assert_eq!(changes[0]["node"]["guid"], "0x0000000000100005");
+        assert_eq!(changes[0]["port"], 1);
+        assert_eq!(changes[0]["field"], "lid");
+        assert_eq!(changes[0]["new"], "42");
+        assert_ne!(changes[0]["old"], "42");
+        // Without the lid check it is the same fabric.
+        let (code, out) = ours(
+            &sim,
+            &[
+                "--diff",
+                saved,
+                "--diffcheck",
+                "port,state,width,speed,nodedesc",
+            ],
+        );
+        assert_eq!((code, out.as_str()), (0, ""), "against {saved}");
+    }
 }
 
 #[test]
@@ -151,6 +176,13 @@ fn diff_finds_an_added_node() {
         &format!("{sw2}[3]\t\"H-host5\"[1]\t\t# \"host5 HCA-1\" lid 0 4xDDR\n"),
     ) + "\nHca\t1 \"H-host5\"\t\t# \"host5 HCA-1\"\n\
          [1]\t\"S-sw2\"[3]\t\t# lid 0 lmc 0 \"sw2\" lid 0 4xDDR\n";
+    // ... and host4's cable (both ends) down to 1X SDR.
+    let h4_ca = "[1]\t\"S-sw2\"[2]\t\t# lid 0 lmc 0 \"sw2\" lid 0 4xQDR\n";
+    let h4_sw = "[2]\t\"H-host4\"[1]\t\t# \"host4 HCA-1\" lid 0 4xQDR\n";
+    assert!(grown.contains(h4_ca) && grown.contains(h4_sw));
+    let grown = grown
+        .replace(h4_ca, &h4_ca.replace("4xQDR", "1xSDR"))
+        .replace(h4_sw, &h4_sw.replace("4xQDR", "1xSDR"));
     let grown_path = dir.path().join("example-plus-one.net");
     std::fs::write(&grown_path, grown).unwrap();
     let sim = Ibsim::start(&grown_path).expect("ibsim starts on the grown netfile");
@@ -171,6 +203,20 @@ fn diff_finds_an_added_node() {
     let d = changes_of(&out);
     assert_eq!(d["nodes_added"][0]["guid"], "0x0000000000100009");
     assert!(d["nodes_removed"].as_array().unwrap().is_empty());
+    // host4's link is 1X SDR now, seen from both ends.
+    let changes = d["changes"].as_array().unwrap();
+    for (guid, port) in [("0x0000000000100007", 1), ("0x0000000000200001", 2)] {
+        for (field, old, new) in [("width", "4X", "1X"), ("speed", "QDR", "SDR")] {
+            assert!(
+                changes.iter().any(|c| c["node"]["guid"] == guid
+                    && c["port"] == port
+                    && c["field"] == field
+                    && c["old"] == old
+                    && c["new"] == new),
+                "{guid} port {port} {field} {old} -> {new} missing in {out}"
+            );
+        }
+    }
     // sw2's port 3 came up.
     assert!(
         d["changes"]

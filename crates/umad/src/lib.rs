@@ -19,6 +19,7 @@ pub mod device;
 pub mod error;
 #[cfg(test)]
 mod fake;
+mod hash;
 pub mod layer;
 pub mod port;
 pub mod raw;
@@ -33,3 +34,8 @@ pub use error::{Error, Result};
 pub use port::Port;
 pub use transport::ibsim::IbsimOptions;
 pub use transport::{Issm, Received, Transport, TransportKind};
+
+/// The crate README's examples, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

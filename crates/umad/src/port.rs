@@ -15,7 +15,7 @@
 //! when a MAD arrives that nobody receives (e.g. threads only `transact` while unsolicited MADs
 //! come in), the oldest queued MAD is dropped and [`Port::dropped`] counts it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
 use crate::device::{Ca, Devices};
+use crate::hash::FastMap as HashMap;
 use crate::layer::{LayerConfig, MadLayer};
 use crate::transport::ibsim::{IbsimCarrier, IbsimOptions};
 use crate::transport::kernel::KernelTransport;
@@ -79,6 +80,8 @@ struct Mux {
     dropped: u64,
     /// A [`Port::poll`] reader saw the transport readable without taking anything.
     transport_ready: bool,
+    /// Threads asleep on [`Port::changed`] (see [`Port::wake`]).
+    sleepers: usize,
     /// Agents owned by a transaction engine ([`crate::rpc::Rpc`]): everything read for one
     /// of them goes to its own inbox, oldest first, instead of `queue`.
     /// Each such agent's owner (an engine id) and inbox.
@@ -206,8 +209,7 @@ impl Drop for Reading<'_> {
             let mut mux = self.port.mux();
             mux.reading = false;
             mux.reads = mux.reads.wrapping_add(1);
-            drop(mux);
-            self.port.changed.notify_all();
+            self.port.wake(&mux);
         }
     }
 }
@@ -346,11 +348,10 @@ impl Port {
         // reads, which may start at once, cannot bring any).
         let read = mux.reads;
         while mux.reading && mux.reads == read {
-            mux = self.changed.wait(mux).unwrap_or_else(|p| p.into_inner());
+            mux = self.sleep(mux, None);
         }
         mux.purge(agent);
-        drop(mux);
-        self.changed.notify_all();
+        self.wake(&mux);
         Ok(())
     }
 
@@ -519,6 +520,38 @@ impl Port {
         self.mux.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Sleeps on [`Port::changed`] until woken or `timeout` (`None`: no limit), counted in
+    /// [`Mux::sleepers`] meanwhile.
+    fn sleep<'a>(
+        &self,
+        mut mux: MutexGuard<'a, Mux>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, Mux> {
+        mux.sleepers += 1;
+        let mut mux = match timeout {
+            None => self.changed.wait(mux).unwrap_or_else(|p| p.into_inner()),
+            Some(t) => {
+                self.changed
+                    .wait_timeout(mux, t)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+            }
+        };
+        mux.sleepers -= 1;
+        mux
+    }
+
+    /// Wakes the threads asleep on [`Port::changed`], if there are any. Called with the lock
+    /// held, after the change: a sleeper counted itself under the lock before it slept, so
+    /// none is missed. A wake-up is a system call (a futex wake, even with nobody waiting),
+    /// and a port used by one thread — the common case — needs none: this saves one per MAD
+    /// read.
+    fn wake(&self, mux: &Mux) {
+        if mux.sleepers > 0 {
+            self.changed.notify_all();
+        }
+    }
+
     /// Registers a transaction waiting on `key`, refusing a second one on the same key.
     fn claim(&self, key: Key) -> Result<Claim<'_>> {
         let mut mux = self.mux();
@@ -562,15 +595,7 @@ impl Port {
                 return Ok(None);
             }
             if mux.reading {
-                mux = match left {
-                    None => self.changed.wait(mux).unwrap_or_else(|p| p.into_inner()),
-                    Some(l) => {
-                        self.changed
-                            .wait_timeout(mux, l)
-                            .unwrap_or_else(|p| p.into_inner())
-                            .0
-                    }
-                };
+                mux = self.sleep(mux, left);
                 continue;
             }
             // A transaction engine's agents are always waited on.
@@ -608,7 +633,7 @@ impl Port {
                     mux.route(r);
                 }
             });
-            self.changed.notify_all();
+            self.wake(&mux);
             got?;
         }
     }

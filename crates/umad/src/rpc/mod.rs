@@ -52,8 +52,7 @@
 //! ```
 
 use std::cmp::Reverse;
-use std::collections::hash_map::Entry;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -61,6 +60,7 @@ use std::time::{Duration, Instant};
 
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
+use crate::hash::{FastMap as HashMap, FastSet as HashSet};
 use crate::port::Port;
 use crate::transport::{deadline, STATUS_ABORTED, STATUS_TIMEOUT};
 use crate::{Error, Result};
@@ -166,10 +166,12 @@ impl Request {
         match smp.filter(|s| s.is_directed_route()) {
             Some(s) => {
                 let hops = usize::from(s.hop_count()).min(63);
+                let mut path = [0u8; 64];
+                path[..=hops].copy_from_slice(&s.initial_path()[..=hops]);
                 Destination::Dr {
                     lid: self.addr.lid,
                     dr: (s.dr_slid(), s.dr_dlid()),
-                    path: s.initial_path()[..=hops].into(),
+                    path,
                 }
             }
             None => Destination::Lid(self.addr.lid),
@@ -296,14 +298,16 @@ pub struct RpcStats {
     pub max_in_flight_per_destination: usize,
 }
 
-/// Where a request goes, for the per-destination window.
+/// Where a request goes, for the per-destination window. Held inline (no allocation): it is
+/// made, hashed and compared for every request.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Destination {
     Lid(u16),
     Dr {
         lid: u16,
         dr: (u16, u16),
-        path: Box<[u8]>,
+        /// The initial path's entries 0..=hop count, zeros after them.
+        path: [u8; 64],
     },
 }
 
@@ -326,8 +330,8 @@ struct Queued {
 
 /// Who collects a request's completion.
 enum Waiter {
-    /// [`Rpc::next`].
-    Next,
+    /// [`Rpc::next`] of the handle whose completion queue has this id.
+    Next(u64),
     /// A thread in [`Rpc::call`] or [`Rpc::run_all`].
     Call,
     /// A future of [`Rpc::call_async`].
@@ -354,15 +358,18 @@ struct State {
     queued: HashMap<Destination, VecDeque<Queued>>,
     queued_order: VecDeque<Destination>,
     queued_count: usize,
-    /// Finished requests nobody waits for specifically, for [`Rpc::next`].
-    done: VecDeque<Completion>,
+    /// The completion queues of the handles (see [`Rpc::session`]), by id, and which queue
+    /// each submitted request's completion goes to.
+    queues: HashMap<u64, CompletionQueue>,
+    next_queue: u64,
+    queue_of: HashMap<Ticket, u64>,
     /// Tickets a [`Rpc::call`] waits for, and their completions once there.
     claimed: HashSet<Ticket>,
     claimed_done: HashMap<Ticket, Completion>,
-    /// Requests submitted and not yet returned by `next` (claimed ones excluded).
-    unclaimed_outstanding: usize,
     /// A thread is reading from the port for the engine.
     reading: bool,
+    /// Threads asleep on [`Inner::changed`] (see [`Inner::wake`]).
+    sleepers: usize,
     /// Timeout and retries of the requests the typed one-liners make.
     budget: Option<(Duration, u32)>,
     stats: RpcStats,
@@ -370,6 +377,15 @@ struct State {
     futures: HashMap<Ticket, Arc<future::Slot>>,
     #[cfg(feature = "async")]
     pumping: bool,
+}
+
+/// The completions of one handle's [`Rpc::submit`]s, for its [`Rpc::next`].
+#[derive(Debug, Default)]
+struct CompletionQueue {
+    /// Finished, oldest first.
+    done: VecDeque<Completion>,
+    /// Submitted and not yet returned by `next`.
+    outstanding: usize,
 }
 
 struct Inner {
@@ -393,11 +409,28 @@ impl Drop for Inner {
 
 /// The transaction engine over one [`Port`] (see the [module docs](self)).
 ///
-/// A handle: clones share the engine; the engine's agents are unregistered when the last
-/// handle is dropped.
+/// A handle: clones share the engine and the completion queue that [`Rpc::next`] reads;
+/// [`Rpc::session`] makes a handle with a queue of its own. The engine's agents are
+/// unregistered when the last handle is dropped.
 #[derive(Clone)]
 pub struct Rpc {
     inner: Arc<Inner>,
+    queue: Arc<QueueHandle>,
+}
+
+/// Owns one completion queue of the engine; dropping the last handle on it discards it (and
+/// completions that arrive for it later).
+struct QueueHandle {
+    id: u64,
+    inner: Arc<Inner>,
+}
+
+impl Drop for QueueHandle {
+    fn drop(&mut self) {
+        let mut st = self.inner.lock();
+        st.queues.remove(&self.id);
+        st.queue_of.retain(|_, q| *q != self.id);
+    }
 }
 
 impl fmt::Debug for Rpc {
@@ -422,8 +455,9 @@ struct Reading<'a> {
 impl Drop for Reading<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.inner.lock().reading = false;
-            self.inner.changed.notify_all();
+            let mut st = self.inner.lock();
+            st.reading = false;
+            self.inner.wake(&st);
         }
     }
 }
@@ -431,6 +465,36 @@ impl Drop for Reading<'_> {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sleeps on [`Inner::changed`] until woken or `timeout` (`None`: no limit), counted in
+    /// [`State::sleepers`] meanwhile.
+    fn sleep<'a>(
+        &self,
+        mut st: MutexGuard<'a, State>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, State> {
+        st.sleepers += 1;
+        let mut st = match timeout {
+            None => self.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
+            Some(t) => {
+                self.changed
+                    .wait_timeout(st, t)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+            }
+        };
+        st.sleepers -= 1;
+        st
+    }
+
+    /// Wakes the threads asleep on [`Inner::changed`], if there are any (with the lock held,
+    /// after the change, so none is missed). Saves a futex system call per read when one
+    /// thread drives the engine.
+    fn wake(&self, st: &State) {
+        if st.sleepers > 0 {
+            self.changed.notify_all();
+        }
     }
 }
 
@@ -451,17 +515,44 @@ impl Rpc {
         };
         // Engines on one port draw TIDs from distinct 2^24 blocks.
         let seed = TID_SEED.fetch_add(1, Ordering::Relaxed);
-        let state = State {
+        let mut state = State {
             next_tid: ((seed % 0x80) as u32) << 24 | 1,
+            next_queue: 1,
             ..State::default()
         };
+        state.queues.insert(0, CompletionQueue::default());
+        let inner = Arc::new(Inner {
+            port: port.into(),
+            owner: seed,
+            window,
+            state: Mutex::new(state),
+            changed: Condvar::new(),
+        });
         Rpc {
-            inner: Arc::new(Inner {
-                port: port.into(),
-                owner: seed,
-                window,
-                state: Mutex::new(state),
-                changed: Condvar::new(),
+            queue: Arc::new(QueueHandle {
+                id: 0,
+                inner: inner.clone(),
+            }),
+            inner,
+        }
+    }
+
+    /// A handle on the same engine (port, agents, window, reader) with a completion queue of
+    /// its own: its [`Rpc::next`] returns only the completions of its own
+    /// [`Rpc::submit`]s. For independent pipelined users of one engine (a discovery beside
+    /// other queries): clones of one handle share its queue and would take each other's
+    /// completions.
+    pub fn session(&self) -> Rpc {
+        let mut st = self.inner.lock();
+        let id = st.next_queue;
+        st.next_queue += 1;
+        st.queues.insert(id, CompletionQueue::default());
+        drop(st);
+        Rpc {
+            inner: self.inner.clone(),
+            queue: Arc::new(QueueHandle {
+                id,
+                inner: self.inner.clone(),
             }),
         }
     }
@@ -511,7 +602,11 @@ impl Rpc {
     /// Requests submitted with [`Rpc::submit`] whose completion [`Rpc::next`] has not
     /// returned yet.
     pub fn outstanding(&self) -> usize {
-        self.inner.lock().unclaimed_outstanding
+        self.inner
+            .lock()
+            .queues
+            .get(&self.queue.id)
+            .map_or(0, |q| q.outstanding)
     }
 
     /// Submits a request: it is sent at once if the window has room, else queued behind the
@@ -519,7 +614,7 @@ impl Rpc {
     /// for a request that can never be sent (shorter than a MAD header, an agent that cannot
     /// be registered); a send that fails later ends as [`Outcome::Failed`].
     pub fn submit(&self, request: Request) -> Result<Ticket> {
-        self.submit_as(request, Waiter::Next)
+        self.submit_as(request, Waiter::Next(self.queue.id))
     }
 
     /// Sends a request and waits for its own completion (other threads' requests keep going).
@@ -538,14 +633,21 @@ impl Rpc {
     /// `timeout` (`None`: as long as any is outstanding). `Ok(None)`: none finished in time,
     /// or none is outstanding.
     pub fn next(&self, timeout: Option<Duration>) -> Result<Option<Completion>> {
-        let until = deadline(timeout);
+        // The deadline is taken when first needed: a pipelined loop mostly finds a completion
+        // waiting and then reads no clock.
+        let mut until = None;
         let mut st = self.inner.lock();
         loop {
-            if let Some(c) = st.done.pop_front() {
-                st.unclaimed_outstanding -= 1;
+            let Some(q) = st.queues.get_mut(&self.queue.id) else {
+                return Ok(None);
+            };
+            if let Some(c) = q.done.pop_front() {
+                q.outstanding -= 1;
                 return Ok(Some(c));
             }
-            if st.unclaimed_outstanding == 0 || until.is_some_and(|u| Instant::now() >= u) {
+            let outstanding = q.outstanding;
+            let until = *until.get_or_insert_with(|| deadline(timeout));
+            if outstanding == 0 || until.is_some_and(|u| Instant::now() >= u) {
                 return Ok(None);
             }
             st = self.pump(st, until)?;
@@ -591,7 +693,10 @@ impl Rpc {
         let ticket = Ticket(st.next_ticket);
         st.next_ticket += 1;
         match waiter {
-            Waiter::Next => st.unclaimed_outstanding += 1,
+            Waiter::Next(queue) => {
+                st.queues.entry(queue).or_default().outstanding += 1;
+                st.queue_of.insert(ticket, queue);
+            }
             Waiter::Call => {
                 st.claimed.insert(ticket);
             }
@@ -672,9 +777,16 @@ impl Rpc {
         let deadline = Instant::now() + budget;
         let key = (agent, tid);
         st.deadlines.push(Reverse((deadline, key)));
-        let n = st.in_flight_to.entry(destination.clone()).or_insert(0);
-        *n += 1;
-        let per = *n;
+        let per = match st.in_flight_to.get_mut(&destination) {
+            Some(n) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                st.in_flight_to.insert(destination.clone(), 1);
+                1
+            }
+        };
         st.flights.insert(
             key,
             Flight {
@@ -702,8 +814,11 @@ impl Rpc {
         }
         if st.claimed.remove(&ticket) {
             st.claimed_done.insert(ticket, c);
-        } else {
-            st.done.push_back(c);
+        } else if let Some(queue) = st.queue_of.remove(&ticket) {
+            // A queue whose handles are all gone takes nothing more.
+            if let Some(q) = st.queues.get_mut(&queue) {
+                q.done.push_back(c);
+            }
         }
     }
 
@@ -712,10 +827,10 @@ impl Rpc {
         let Some(f) = st.flights.remove(&key) else {
             return;
         };
-        if let Entry::Occupied(mut e) = st.in_flight_to.entry(f.destination.clone()) {
-            *e.get_mut() -= 1;
-            if *e.get() == 0 {
-                e.remove();
+        if let Some(n) = st.in_flight_to.get_mut(&f.destination) {
+            *n -= 1;
+            if *n == 0 {
+                st.in_flight_to.remove(&f.destination);
             }
         }
         match &outcome {
@@ -827,21 +942,7 @@ impl Rpc {
         };
         if st.reading {
             let left = wake.map(|w| w.saturating_duration_since(Instant::now()));
-            st = match left {
-                Some(l) => {
-                    self.inner
-                        .changed
-                        .wait_timeout(st, l)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-                None => self
-                    .inner
-                    .changed
-                    .wait(st)
-                    .unwrap_or_else(|p| p.into_inner()),
-            };
-            return Ok(st);
+            return Ok(self.inner.sleep(st, left));
         }
         let Some(wake) = wake else {
             // Nothing in flight and no limit: nothing can arrive that anyone waits for.
@@ -863,7 +964,7 @@ impl Rpc {
             }
         });
         self.expire(&mut st, Instant::now());
-        self.inner.changed.notify_all();
+        self.inner.wake(&st);
         result.map(|()| st)
     }
 }

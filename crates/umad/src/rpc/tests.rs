@@ -308,3 +308,49 @@ mod async_api {
         }
     }
 }
+
+#[test]
+fn sessions_have_their_own_completion_queues() {
+    let b = Behaviour {
+        delay: Duration::from_millis(1),
+        jitter: Duration::from_millis(2),
+        ..Behaviour::default()
+    };
+    let (rpc, fake) = engine(b, Window::of(8));
+    let users: Vec<_> = (0..4u32)
+        .map(|who| {
+            let mine = rpc.session();
+            thread::spawn(move || {
+                for i in 0..100 {
+                    mine.submit(request(1 + who as u16, who, i)).unwrap();
+                }
+                let done = drain(&mine);
+                assert_eq!(done.len(), 100, "session {who}");
+                for c in &done {
+                    assert!(own_response(c));
+                    assert_eq!(
+                        c.request.mad[64..68],
+                        who.to_be_bytes(),
+                        "another session's"
+                    );
+                }
+                assert_eq!(mine.outstanding(), 0);
+            })
+        })
+        .collect();
+    // A session dropped with requests in flight takes its completions with it.
+    let gone = rpc.session();
+    for i in 0..20 {
+        gone.submit(request(9, 99, i)).unwrap();
+    }
+    drop(gone);
+    for u in users {
+        u.join().unwrap();
+    }
+    assert_eq!(rpc.outstanding(), 0);
+    assert!(rpc
+        .next(Some(Duration::from_millis(200)))
+        .unwrap()
+        .is_none());
+    assert!(fake.state().max_outstanding <= 8);
+}

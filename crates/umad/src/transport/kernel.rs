@@ -6,7 +6,7 @@ use std::os::unix::io::RawFd;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::{deadline, poll_ms, Issm, Outgoing, Received, Transport, TransportKind};
+use super::{deadline, poll_ms, timeout_ms, Issm, Outgoing, Received, Transport, TransportKind};
 use crate::abi::{self, HeaderLayout, UserMadHeader, ABI_VERSION, MAX_AGENTS};
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
@@ -126,14 +126,23 @@ fn read_message(
     mut read: impl FnMut(&mut [u8]) -> io::Result<usize>,
 ) -> io::Result<Read> {
     let h = layout.header_len();
-    let mut buf = vec![0u8; h + capacity.min(FIRST_READ)];
+    // The first read goes to the stack (room for one MAD); only a longer RMPP message, after
+    // ENOSPC, is read into `long`.
+    let mut first = [0u8; abi::HDR_LEN + FIRST_READ];
+    let first_len = h + capacity.min(FIRST_READ);
+    let mut long: Vec<u8> = Vec::new();
     let n = loop {
-        match read(&mut buf) {
-            Ok(n) => break n,
+        let buf: &mut [u8] = if long.is_empty() {
+            &mut first[..first_len]
+        } else {
+            &mut long
+        };
+        match read(buf) {
+            Ok(n) => break n.min(buf.len()),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Read::Empty),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                let need = UserMadHeader::from_prefix(&buf, layout).length() as usize;
+                let need = UserMadHeader::from_prefix(buf, layout).length() as usize;
                 if need <= buf.len() {
                     // The kernel's size is no bigger than what it refused: don't loop forever.
                     return Err(io::Error::new(
@@ -144,10 +153,15 @@ fn read_message(
                 if need - h > capacity {
                     return Ok(Read::TooLong(need - h));
                 }
-                buf.resize(need, 0);
+                long.resize(need, 0);
             }
             Err(e) => return Err(e),
         }
+    };
+    let buf: &[u8] = if long.is_empty() {
+        &first[..n]
+    } else {
+        &long[..n]
     };
     if n < h {
         return Err(io::Error::new(
@@ -155,17 +169,15 @@ fn read_message(
             format!("short read: {n} bytes, less than the {h}-byte header"),
         ));
     }
-    buf.truncate(n);
-    let view = UserMadHeader::new_checked(&buf[..], layout)
+    let view = UserMadHeader::new_checked(buf, layout)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
     let (agent, status) = (view.agent_id(), view.status());
     let addr = MadAddr::parse(&view.addr());
-    buf.drain(..h);
     Ok(Read::Message(Received {
         agent,
         status,
         addr,
-        mad: buf,
+        mad: buf[h..].to_vec(),
     }))
 }
 
@@ -248,8 +260,18 @@ impl Transport for KernelTransport {
         let spec = self.agents().get(&out.agent).copied();
         spec.ok_or_else(|| self.bad_agent(out.agent))?
             .check_send(out.mad)?;
-        let mut buf = vec![0u8; self.layout.header_len() + out.mad.len()];
-        let mut view = UserMadHeader::new_checked(&mut buf[..], self.layout)?;
+        // One MAD (the common case) is built on the stack; only a longer RMPP message
+        // allocates.
+        let len = self.layout.header_len() + out.mad.len();
+        let mut small = [0u8; abi::HDR_LEN + ibmad::MAD_SIZE];
+        let mut long = Vec::new();
+        let buf: &mut [u8] = if len <= small.len() {
+            &mut small[..len]
+        } else {
+            long.resize(len, 0);
+            &mut long
+        };
+        let mut view = UserMadHeader::new_checked(&mut *buf, self.layout)?;
         view.set_agent_id(out.agent);
         view.set_timeout_ms(out.timeout_ms);
         view.set_retries(out.retries);
@@ -261,7 +283,7 @@ impl Transport for KernelTransport {
             agent: out.agent,
             source,
         };
-        match sys::write(self.fd.raw(), &buf) {
+        match sys::write(self.fd.raw(), buf) {
             Ok(n) if n == buf.len() => Ok(()),
             Ok(n) => Err(err(io::Error::new(
                 io::ErrorKind::WriteZero,
@@ -273,8 +295,11 @@ impl Transport for KernelTransport {
 
     fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
         let until = deadline(timeout);
+        // The first poll waits the whole timeout (no second clock reading); a retry, the
+        // time left.
+        let mut wait_ms = timeout_ms(timeout);
         loop {
-            if timeout != Some(Duration::ZERO) && !self.poll_until(until)? {
+            if timeout != Some(Duration::ZERO) && !self.poll_for(wait_ms)? {
                 return Ok(None);
             }
             if let Some(r) = self.read_one(capacity)? {
@@ -284,6 +309,7 @@ impl Transport for KernelTransport {
             if until.is_some_and(|d| d <= std::time::Instant::now()) {
                 return Ok(None);
             }
+            wait_ms = poll_ms(until);
         }
     }
 
@@ -317,7 +343,11 @@ impl KernelTransport {
     }
 
     fn poll_until(&self, until: Option<std::time::Instant>) -> Result<bool> {
-        sys::poll_in(self.fd.raw(), poll_ms(until)).map_err(|e| self.recv_err(e))
+        self.poll_for(poll_ms(until))
+    }
+
+    fn poll_for(&self, ms: libc::c_int) -> Result<bool> {
+        sys::poll_in(self.fd.raw(), ms).map_err(|e| self.recv_err(e))
     }
 }
 

@@ -162,14 +162,19 @@ pub(crate) fn deadline(timeout: Option<Duration>) -> Option<Instant> {
     timeout.and_then(|t| Instant::now().checked_add(t))
 }
 
+/// A timeout in milliseconds, rounded up, for `poll` (-1 = forever): what [`poll_ms`] gives
+/// for the deadline `timeout` from now, without reading the clock.
+pub(crate) fn timeout_ms(timeout: Option<Duration>) -> libc::c_int {
+    match timeout {
+        None => -1,
+        Some(t) => t.as_micros().div_ceil(1000).min(libc::c_int::MAX as u128) as libc::c_int,
+    }
+}
+
 /// Milliseconds left until `deadline`, rounded up, for `poll` (-1 = forever).
 pub(crate) fn poll_ms(deadline: Option<Instant>) -> libc::c_int {
     match deadline {
         None => -1,
-        Some(d) => {
-            let left = d.saturating_duration_since(Instant::now());
-            let ms = left.as_micros().div_ceil(1000);
-            ms.min(libc::c_int::MAX as u128) as libc::c_int
-        }
+        Some(d) => timeout_ms(Some(d.saturating_duration_since(Instant::now()))),
     }
 }
