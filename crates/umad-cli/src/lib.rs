@@ -15,10 +15,14 @@ use std::path::Path;
 pub mod common;
 pub mod dest;
 pub mod dump_fts;
+pub mod ibaddr;
 pub mod ibnetdiscover;
 pub mod ibroute;
+pub mod ibstat;
 pub mod ibtracert;
 pub mod saquery;
+pub mod sminfo;
+pub mod smpdump;
 pub mod smpquery;
 
 /// Exit codes, as the C tools use them.
@@ -85,6 +89,26 @@ pub const TOOLS: &[Tool] = &[
         name: "smpquery",
         about: "query one SMP attribute (NodeInfo, PortInfo, SwitchInfo, PKeys, SL2VL, ...)",
         main: smpquery::main,
+    },
+    Tool {
+        name: "ibstat",
+        about: "show the local CAs and ports (-l names, -s short, -p port GUIDs)",
+        main: ibstat::main,
+    },
+    Tool {
+        name: "ibaddr",
+        about: "show a port's GID and LID range (-g, -l, -L)",
+        main: ibaddr::main,
+    },
+    Tool {
+        name: "sminfo",
+        about: "query (or set) a subnet manager's SMInfo",
+        main: sminfo::main,
+    },
+    Tool {
+        name: "smpdump",
+        about: "dump one SMP attribute in hex (-s as a string)",
+        main: smpdump::main,
     },
 ];
 

@@ -8,9 +8,9 @@
 //! `MlnxExtPortInfo` (`MEPI`). The destination is a LID, a directed route (`-D`), a port
 //! GUID (`-G`), or a LID and a route (`-c`, combined routing).
 //!
-//! Differences from C: `-s <sm lid>` is accepted but GUIDs are resolved through the SM the
-//! local port knows; run-time errors print C's `iberror` line on stdout (as C), details on
-//! stderr.
+//! Failures print C's `iberror` line on stdout (as C does), details on stderr. Not supported:
+//! `-d` (C's libibmad debug output); `-c` is implemented but untested (ibsim does not answer
+//! combined-route SMPs).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -175,8 +175,11 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
+    if let Some(code) = crate::dest::check_sm_port(prog, &opts) {
+        return code;
+    }
     let args: Vec<String> = m
         .get_many::<String>("args")
         .map(|v| v.cloned().collect())
@@ -280,9 +283,16 @@ pub fn fields_json(data: &[u8], fields: &[dump::Field], hidden: Option<&str>) ->
                     json!({"name": f.name, "value": null, "text": "<not displayed>"})
                 } else {
                     let v = dump::get_bits(data, f.offset, f.width);
+                    // Wider than 32 bits (GUIDs, keys, prefixes): a hex string, as JSON
+                    // numbers lose bits past 2^53.
+                    let value = if f.width > 32 {
+                        json!(format!("0x{v:016x}"))
+                    } else {
+                        json!(v)
+                    };
                     json!({
                         "name": f.name,
-                        "value": v,
+                        "value": value,
                         "text": dump::format_value(f.fmt, f.width, v),
                     })
                 }

@@ -249,3 +249,5 @@ pub fn join(sim: &ibsim_harness::Ibsim, node: &str, mgid: ibmad::Gid) {
     let sa = ibmad::SaMad::new_checked(&done.mad[..]).unwrap();
     assert_eq!(sa.status().raw(), 0, "join of {node}");
 }
+
+pub mod smp;
