@@ -1,15 +1,16 @@
 //! `umad saquery`: query the subnet administrator, as infiniband-diags' `saquery` (same
 //! options, same output byte for byte), plus `--json` (docs/json/saquery-v1.schema.json).
 //!
-//! Queries (name or alias, case-insensitive, as the first argument): ClassPortInfo (CPI),
-//! NodeRecord (NR, the default), PortInfoRecord (PIR), SwitchInfoRecord (SWIR), LinkRecord (LR), PathRecord (PR),
-//! MCMemberRecord (MCMR), ServiceRecord (SR), InformInfoRecord (IIR), SMInfoRecord (SMIR),
-//! GUIDInfoRecord (GIR), PKeyTableRecord (PKTR), LFTRecord (LFTR); and the commands `-N -D -L
-//! -l -G -O -U -s -g -m -c -p -x -S -I --src-to-dst --sgid-to-dgid`. Multi-record answers come
+//! Queries (name or alias, case-insensitive, as the first argument): every one of C's:
+//! ClassPortInfo (CPI), NodeRecord (NR, the default), PortInfoRecord (PIR),
+//! SwitchInfoRecord (SWIR), LinkRecord (LR), PathRecord (PR), MCMemberRecord (MCMR),
+//! ServiceRecord (SR), InformInfoRecord (IIR), SMInfoRecord (SMIR), GUIDInfoRecord (GIR),
+//! PKeyTableRecord (PKTR), LFTRecord (LFTR), SL2VLTableRecord (SL2VL),
+//! VLArbitrationTableRecord (VLAR), MFTRecord (MFTR); and the commands `-N -D -L -l -G -O
+//! -U -s -g -m -c -p -x -S -I --src-to-dst --sgid-to-dgid`. Multi-record answers come
 //! whole through RMPP.
 //!
 //! Differences from C, on purpose:
-//! * SL2VLTableRecord, VLArbitrationTableRecord and MFTRecord queries are not implemented: they fail with a usage error (exit 2) saying so.
 //! * A malformed number option (`--slid x`) is a usage error (exit 2), where C's `strtoul`
 //!   would read 0; a non-numeric `--smkey`/`--pkey`/`-q` is an error instead of a prompt.
 //! * `-h` prints clap's help (on stderr, exit 2, as C).
@@ -24,9 +25,9 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use ibfabric::ibnetdiscover::clean_description;
 use ibfabric::NodeNameMap;
 use ibmad::sa::{
-    self, GuidInfoRecord, InformInfoRecord, LftRecord, LinkRecord, McMemberRecord, NodeRecord,
-    PKeyTableRecord, PathRecord, PortInfoRecord, SaRecord, ServiceRecord, SmInfoRecord,
-    SwitchInfoRecord,
+    self, GuidInfoRecord, InformInfoRecord, LftRecord, LinkRecord, McMemberRecord, MftRecord,
+    NodeRecord, PKeyTableRecord, PathRecord, PortInfoRecord, SaRecord, ServiceRecord, Sl2VlRecord,
+    SmInfoRecord, SwitchInfoRecord, VlArbRecord,
 };
 use ibmad::{ClassPortInfo, Gid, Method, NodeType, SaMad};
 use serde_json::{json, Map, Value};
@@ -72,7 +73,7 @@ const QUERIES: &[(&str, &str, &str, Query)] = &[
         "SL2VLTableRecord",
         "SL2VL",
         "[[lid]/[in_port]/[out_port]]",
-        Query::Unsupported,
+        Query::Sl2Vl,
     ),
     (
         "PKeyTableRecord",
@@ -84,7 +85,7 @@ const QUERIES: &[(&str, &str, &str, Query)] = &[
         "VLArbitrationTableRecord",
         "VLAR",
         "[[lid]/[port]/[block]]",
-        Query::Unsupported,
+        Query::VlArb,
     ),
     (
         "InformInfoRecord",
@@ -106,7 +107,7 @@ const QUERIES: &[(&str, &str, &str, Query)] = &[
         "MFTRecord",
         "MFTR",
         "[[mlid]/[position]/[block]]",
-        Query::Unsupported,
+        Query::Mft,
     ),
     ("GUIDInfoRecord", "GIR", "[[lid]/[block]]", Query::GuidInfo),
     ("SwitchInfoRecord", "SWIR", "[lid]", Query::SwitchInfo),
@@ -129,7 +130,9 @@ enum Query {
     GuidInfo,
     SwitchInfo,
     SmInfo,
-    Unsupported,
+    Sl2Vl,
+    VlArb,
+    Mft,
 }
 
 /// What to do (C's `saquery_command`).
@@ -635,15 +638,6 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     if node_desc == NodeDesc::NameOfGuid && args.is_empty() {
         return Err(with_usage("ERROR: guid not specified"));
     }
-    if query == Some(Query::Unsupported) {
-        return Err(Exit::new(
-            exit::USAGE,
-            format!(
-                "saquery: the {} query is not implemented by umad saquery",
-                args_query_name(m)
-            ),
-        ));
-    }
     Ok(Options {
         common,
         command: cmd,
@@ -656,16 +650,6 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
         sm_key,
         json: m.get_flag("json"),
     })
-}
-
-/// The unsupported query's name as given.
-fn args_query_name(m: &ArgMatches) -> String {
-    m.get_many::<String>("args")
-        .into_iter()
-        .flatten()
-        .next()
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// An `ERROR: ...` line and then the usage, exit 2 (C's `ibdiag_show_usage`).
@@ -1264,7 +1248,10 @@ fn dispatch(
                 d.field(w, "LID", tx, v);
                 let (tx, v) = dec(r.port_num);
                 d.field(w, "Port", tx, v);
-                let (tx, v) = dec(r.block_num);
+                // C prints the BlockNum field as a native u16, not from network order
+                // (opensm fills it in host order): the same bytes, read as C reads them.
+                let block = u16::from_ne_bytes(r.block_num.to_be_bytes());
+                let (tx, v) = dec(block);
                 d.field(w, "Block", tx, v);
                 d.line("\t\tPKey Table:");
                 for row in r.pkey_table.pkeys.chunks(8) {
@@ -1312,7 +1299,133 @@ fn dispatch(
                 out.record(d);
             }
         }
-        Query::Unsupported => unreachable!("rejected when parsing"),
+        Query::Sl2Vl => {
+            let mut t = Sl2VlRecord::default();
+            let mut mask = 0;
+            use sa::sl2vl_record::comp;
+            if let Some(a) = args.first() {
+                let (lid, inp, outp) = parse_lid_and_ports(sa, a)?;
+                if lid != 0 {
+                    t.lid = lid;
+                    mask |= comp::LID;
+                }
+                if let Some(v) = inp.filter(|&v| v as i8 != -1) {
+                    t.input_port = v as u8;
+                    mask |= comp::IN_PORT;
+                }
+                if let Some(v) = outp.filter(|&v| v as i8 != -1) {
+                    t.output_port = v as u8;
+                    mask |= comp::OUT_PORT;
+                }
+            }
+            for r in sa.table(&t, mask)? {
+                let mut d = Record::new("SL2VLTableRecord", "SL2VLTableRecord dump:");
+                let w = 27;
+                let (tx, v) = dec(r.lid);
+                d.field(w, "LID", tx, v);
+                let (tx, v) = dec(r.input_port);
+                d.field(w, "InPort", tx, v);
+                let (tx, v) = dec(r.output_port);
+                d.field(w, "OutPort", tx, v);
+                d.line("\t\tSL: 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|");
+                let vls: String = r.table.vls.iter().map(|v| format!("{v:2}|")).collect();
+                d.line(&format!("\t\tVL:{vls}"));
+                d.fields.insert("VL".into(), json!(r.table.vls.to_vec()));
+                out.record(d);
+            }
+        }
+        Query::VlArb => {
+            let mut t = VlArbRecord::default();
+            let mut mask = 0;
+            use sa::vl_arb_record::comp;
+            if let Some(a) = args.first() {
+                let (lid, port, block) = parse_lid_and_ports(sa, a)?;
+                if lid != 0 {
+                    t.lid = lid;
+                    mask |= comp::LID;
+                }
+                if let Some(v) = port.filter(|&v| v as i8 != -1) {
+                    t.output_port = v as u8;
+                    mask |= comp::OUT_PORT;
+                }
+                if let Some(v) = block.filter(|&v| v as i8 != -1) {
+                    t.block_num = v as u8;
+                    mask |= comp::BLOCK;
+                }
+            }
+            for r in sa.table(&t, mask)? {
+                let mut d = Record::new("VLArbitrationTableRecord", "VLArbTableRecord dump:");
+                let w = 27;
+                let (tx, v) = dec(r.lid);
+                d.field(w, "LID", tx, v);
+                let (tx, v) = dec(r.output_port);
+                d.field(w, "Port", tx, v);
+                let (tx, v) = dec(r.block_num);
+                d.field(w, "Block", tx, v);
+                // C prints the whole VL byte (the reserved bits too) and the weight.
+                let vl = |e: &ibmad::attr::VlArbEntry| (e.reserved & 0xf) << 4 | (e.vl & 0xf);
+                for half in r.table.entries.chunks(16) {
+                    let vls: String = half.iter().map(|e| format!("{:2}|", vl(e))).collect();
+                    let ws: String = half.iter().map(|e| format!("{:2}|", e.weight)).collect();
+                    d.line(&format!("\t\tVL    :{vls}"));
+                    d.line(&format!("\t\tWeight:{ws}"));
+                }
+                d.fields.insert(
+                    "VL".into(),
+                    json!(r.table.entries.iter().map(vl).collect::<Vec<u8>>()),
+                );
+                d.fields.insert(
+                    "Weight".into(),
+                    json!(r
+                        .table
+                        .entries
+                        .iter()
+                        .map(|e| e.weight)
+                        .collect::<Vec<u8>>()),
+                );
+                out.record(d);
+            }
+        }
+        Query::Mft => {
+            let mut t = MftRecord::default();
+            let mut mask = 0;
+            use sa::mft_record::comp;
+            if let Some(a) = args.first() {
+                let (lid, position, block) = parse_lid_and_ports(sa, a)?;
+                if lid != 0 {
+                    t.lid = lid;
+                    mask |= comp::LID;
+                }
+                if let Some(v) = block.filter(|&v| v as i16 != -1) {
+                    t.block_num = v as u16 & 0x1ff;
+                    mask |= comp::BLOCK;
+                }
+                if let Some(v) = position.filter(|&v| v as i8 != -1) {
+                    // C shifts the byte into bits 15:12; bits above 15 are lost.
+                    t.position = (v as u8) & 0xf;
+                    mask |= comp::POSITION;
+                }
+            }
+            for r in sa.table(&t, mask)? {
+                let mut d = Record::new("MFTRecord", "MFT Record dump:");
+                let w = 27;
+                let (tx, v) = dec(r.lid);
+                d.field(w, "LID", tx, v);
+                let (tx, v) = dec(r.position);
+                d.field(w, "Position", tx, v);
+                let (tx, v) = dec(r.block_num);
+                d.field(w, "Block", tx, v);
+                d.line("\t\tMFT:\n\t\tMLID\tPort Mask");
+                let base = 0xc000 + u32::from(r.block_num) * 32;
+                for (i, m) in r.mft.port_masks.iter().enumerate() {
+                    d.line(&format!("\t\t0x{:04x}\t0x{m:04x}", base + i as u32));
+                }
+                d.text.push('\n');
+                d.fields
+                    .insert("MFT".into(), json!(r.mft.port_masks.to_vec()));
+                out.record(d);
+            }
+        }
     }
     Ok(())
 }

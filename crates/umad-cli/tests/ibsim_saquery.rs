@@ -154,6 +154,10 @@ fn compare(fabric: &str, full: bool) {
     let gir_block = format!("{lid1}/0");
     let lft_block = format!("{sw_lid}/0");
     let sw_port0 = lft_block.clone();
+    let sl2vl_ports = format!("{sw_lid}/1/2");
+    let pktr_port = format!("{lid1}/1");
+    let vlar_block = format!("{sw_lid}/1/1");
+    let mft_pos = format!("{sw_lid}/0/0");
     let map = sim.workdir().join("node-name-map");
     std::fs::write(&map, format!("{guid} \"mapped name\"\n")).unwrap();
     let map = map.to_str().unwrap().to_string();
@@ -200,8 +204,19 @@ fn compare(fabric: &str, full: bool) {
         vec!["GIR", lid1],
         vec!["GIR", &gir_block],
         vec!["PKTR", lid1],
+        vec!["PKTR"],
+        vec!["--smkey", "1", "PKTR"],
+        vec!["--smkey", "1", "PKTR", &pktr_port],
         vec!["LFTR", &sw_lid],
         vec!["LFTR", &lft_block],
+        vec!["SL2VL"],
+        vec!["SL2VL", &sw_port0],
+        vec!["SL2VLTableRecord", &sl2vl_ports],
+        vec!["VLAR"],
+        vec!["VLAR", &vlar_block],
+        vec!["MFTR"],
+        vec!["MFTR", &sw_lid],
+        vec!["MFTR", &mft_pos],
         vec!["-p", "--slid", lid1, "--dlid", lid2],
         vec!["PR", "--slid", lid2, "--dlid", lid1, "-n", "1"],
         vec!["--src-to-dst", &sd],
@@ -302,6 +317,22 @@ fn compare(fabric: &str, full: bool) {
         2,
         "{members}"
     );
+
+    // The table queries return records on these fabrics (the comparisons above are not of
+    // empty answers).
+    for (q, title) in [
+        ("SL2VL", "SL2VLTableRecord dump:"),
+        ("VLAR", "VLArbTableRecord dump:"),
+        ("MFTR", "MFT Record dump:"),
+        ("LFTR", "LFT Record dump:"),
+        ("--smkey=1 PKTR", "PKeyTableRecord dump:"),
+        ("GIR", "GUIDInfo Record dump:"),
+        ("SMIR", "SMInfoRecord dump:"),
+    ] {
+        let args: Vec<&str> = q.split(' ').collect();
+        let (code, out, err) = s.ours(&args);
+        assert!(out.contains(title), "{fabric} {q}: exit {code}\n{out}{err}");
+    }
 
     // Through a link named saquery.
     let link = sim.workdir().join("saquery");
