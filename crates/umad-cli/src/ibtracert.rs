@@ -8,8 +8,9 @@
 //! switch's LFT (or MFT) entry for the destination, as C does.
 //!
 //! Difference from C, on purpose: C's multicast search frees the nodes it has queued and
-//! reads them afterwards (use after free), so its `-m` output past the first switch depends
-//! on the allocator; this one keeps them and prints the route the search found.
+//! reads them afterwards (use after free), so in principle its `-m` output past the first
+//! switch depends on the allocator (with glibc it comes out as intended: the tests compare
+//! multi-switch multicast routes on three fabrics); this one keeps them.
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -213,9 +213,7 @@ fn compare(fabric: &str, full: bool) {
         String::from_utf8_lossy(&out.stdout),
         c_run(&sim, "ibtracert", &[&a, &b]).1
     );
-    if full {
-        compare_multicast(&sim, fabric, &topology, &sw);
-    }
+    compare_multicast(&sim, fabric, &topology, &sw);
 }
 
 #[test]
