@@ -368,3 +368,29 @@ fn mixed_fabric() {
 fn fattree_fabric() {
     compare("fattree-1008.net", false);
 }
+
+/// Without a subnet manager there is no SA to ask: C and ours fail alike (no output, the
+/// same exit status), for a table, a command and a PathRecord between names.
+#[test]
+fn no_subnet_manager() {
+    if !require_ibsim("ibsim_saquery::no_subnet_manager") {
+        return;
+    }
+    let Some(drop_in) = require_drop_in("ibsim_saquery::no_subnet_manager") else {
+        return;
+    };
+    let net = fabrics_dir().join("example.net");
+    let sim = Ibsim::start(&net).expect("ibsim starts");
+    let s = Setup {
+        sim: &sim,
+        drop_in,
+        tool_node: hca_names(&net)[1].clone(),
+    };
+    for args in [vec![], vec!["-x"], vec!["-c"], vec!["--src-to-dst", "a:b"]] {
+        let (c_code, c_out, c_err) = s.c(&args);
+        let (our_code, our_out, our_err) = s.ours(&args);
+        assert_eq!(our_code, c_code, "{args:?}: C {c_err} ours {our_err}");
+        assert_eq!(our_out, c_out, "{args:?}");
+        assert_ne!(c_code, 0, "{args:?}");
+    }
+}
