@@ -52,6 +52,8 @@ fn compare(fabric: &str, full: bool) {
         vec!["0"],
         vec![],
         vec!["-D", "0,1,99"],
+        vec!["-C", "ibsim0", "-P", "1", &sw],
+        vec!["-C", "nosuchca", &sw],
         vec!["-G", "0x1234"],
         vec!["-x"],
     ];
