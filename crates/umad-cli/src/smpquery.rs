@@ -8,7 +8,9 @@
 //! `MlnxExtPortInfo` (`MEPI`). The destination is a LID, a directed route (`-D`), a port
 //! GUID (`-G`), or a LID and a route (`-c`, combined routing).
 //!
-//! Failures print C's `iberror` line on stdout (as C does), details on stderr. Not supported:
+//! Failures print C's `iberror` line on stdout (as C does), details on stderr. A node
+//! description that is not UTF-8 is printed with U+FFFD replacements (C prints its bytes).
+//! Not supported:
 //! `-d` (C's libibmad debug output); `-c` is implemented but untested (ibsim does not answer
 //! combined-route SMPs).
 
