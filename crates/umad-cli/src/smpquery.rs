@@ -26,12 +26,16 @@ use crate::common::{self, CommonOpts, Parsed};
 use crate::dest::{c_strtol, ibexit, Dest, DrRoute, SmpPort};
 use crate::exit;
 
+/// An operation's function: the context, the destination, the arguments after it, the
+/// output to append to; the JSON result, or the error message.
+type OpFn = fn(&Ctx, &Dest, &[String], &mut Vec<u8>) -> Result<Value, String>;
+
 /// One operation: its name, alias, whether it takes a port number, and its function.
 struct Op {
     name: &'static str,
     alias: &'static str,
     port_arg: bool,
-    run: fn(&Ctx, &Dest, &[String], &mut Vec<u8>) -> Result<Value, String>,
+    run: OpFn,
 }
 
 /// The operations, in C's `match_tbl` order.
