@@ -1,9 +1,11 @@
-//! `umad ibroute` against C `ibroute` on live ibsim fabrics after opensm configured them: the
-//! same stdout byte for byte and the same exit code, unicast and `-M` multicast, with `-a`,
-//! `-n`, LID ranges, `-D`, `-G`, `--node-name-map` and the errors (not a switch, a bad LID,
-//! an unreachable route, no arguments), on `example.net`, `mixed.net` and
+//! `umad ibroute` and `dump_fts`/`dump_lfts`/`dump_mfts` against the C tools on live ibsim
+//! fabrics after opensm configured them: the same stdout byte for byte and the same exit
+//! code, unicast and `-M` multicast, with `-a`, `-n`, LID ranges, `-D`, `-G`, `-C`/`-P`,
+//! `--node-name-map` and the errors (not a switch, a bad LID, an unreachable route, no
+//! arguments), also run from a switch (route `0`), on `example.net`, `mixed.net` and
 //! `fattree-1008.net`. C runs under umad2sim, ours natively; both at the netfile's default
-//! port. Every `--json` validates against docs/json/ibroute-v1.schema.json.
+//! port. Every `--json` validates against docs/json/ibroute-v1.schema.json (dump_fts:
+//! dump_fts-v1).
 
 mod common;
 
@@ -142,6 +144,41 @@ fn compare(fabric: &str, full: bool) {
                 assert_valid(&schema, &t.to_string());
             }
         }
+    }
+
+    // From a switch (the netfile's first): the switch's own table by `-D 0`, and every table
+    // with the local switch's route `0`.
+    let net = std::fs::read_to_string(fabrics_dir().join(fabric)).unwrap();
+    let local_sw = net
+        .lines()
+        .find(|l| l.starts_with("Switch"))
+        .and_then(|l| l.split('"').nth(1))
+        .unwrap()
+        .to_string();
+    for (tool, args) in [
+        ("ibroute", vec!["-D", "0"]),
+        ("ibroute", vec!["-M", "-D", "0"]),
+        ("dump_fts", vec!["-n"]),
+        ("ibtracert", vec![ca.as_str(), sw2.as_str()]),
+    ] {
+        let c = run(sim
+            .umad2sim_command(tool)
+            .env("SIM_HOST", &local_sw)
+            .args(&args));
+        let ours = run(native(&sim, &umad())
+            .env("UMAD_IBSIM_NODE", &local_sw)
+            .arg(tool)
+            .args(&args));
+        assert_eq!(
+            c.status.code(),
+            Some(0),
+            "{fabric} {tool} {args:?} from {local_sw}"
+        );
+        assert_eq!(
+            (ours.status.code(), String::from_utf8_lossy(&ours.stdout)),
+            (c.status.code(), String::from_utf8_lossy(&c.stdout)),
+            "{fabric} {tool} {args:?} from {local_sw}"
+        );
     }
 
     // Through links named after the tools.
