@@ -17,7 +17,7 @@ use ibmad::{DrPath, Gid, Method, Smp};
 use umad::rpc::Rpc;
 use umad::MadAddr;
 
-use crate::common::{CommonOpts, DestType};
+use crate::common::{CliError, CommonOpts, DestType};
 use crate::exit;
 
 /// The subnet prefix libibmad assumes when the port has none (`IB_DEFAULT_SUBN_PREFIX`).
@@ -28,6 +28,15 @@ const DEFAULT_SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
 pub fn ibexit(prog: &str, msg: &str) -> i32 {
     println!("{prog}: iberror: failed: {msg}");
     exit::FAILURE
+}
+
+/// Reports a common-option error as the C tools do: a run-time failure (`-t 0`, a bad `-y`)
+/// as [`ibexit`] on stdout, a usage error as [`CliError::report`].
+pub fn report(prog: &str, e: &CliError) -> i32 {
+    match e {
+        CliError::Failed(m) => ibexit(prog, m),
+        CliError::Usage(_) => e.report(prog),
+    }
 }
 
 /// A warning on stderr in libibmad's `IBWARN` form (`ibwarn: [pid] func: msg`).

@@ -107,7 +107,7 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let mut show_gid = m.get_count("gid_show") > 0;
     let mut show_lid: i32 = i32::from(m.get_count("lid_show"));

@@ -175,7 +175,7 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let args: Vec<String> = m
         .get_many::<String>("args")
@@ -280,9 +280,16 @@ pub fn fields_json(data: &[u8], fields: &[dump::Field], hidden: Option<&str>) ->
                     json!({"name": f.name, "value": null, "text": "<not displayed>"})
                 } else {
                     let v = dump::get_bits(data, f.offset, f.width);
+                    // Wider than 32 bits (GUIDs, keys, prefixes): a hex string, as JSON
+                    // numbers lose bits past 2^53.
+                    let value = if f.width > 32 {
+                        json!(format!("0x{v:016x}"))
+                    } else {
+                        json!(v)
+                    };
                     json!({
                         "name": f.name,
-                        "value": v,
+                        "value": value,
                         "text": dump::format_value(f.fmt, f.width, v),
                     })
                 }

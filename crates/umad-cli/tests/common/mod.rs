@@ -150,3 +150,5 @@ pub fn c_tool(sim: &ibsim_harness::Ibsim, args: &[&str]) -> (i32, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
 }
+
+pub mod smp;
