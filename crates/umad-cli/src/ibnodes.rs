@@ -14,10 +14,15 @@
 //! is `ibhosts` then `ibswitches` with the arguments word-split (the script's unquoted `$@`);
 //! its exit status is `ibswitches`'.
 //!
-//! Differences: `$IBPATH` is not used (the `ibnetdiscover` run is always this binary's); a
-//! topology file argument is split into words (as the script's `eval cat $topofile`) but
-//! not glob-expanded; when discovery fails the message is `umad ibnetdiscover`'s, on stderr
-//! (C's `ibnetdiscover` prints its `iberror` line on stdout, which the awk rules keep).
+//! `ibnetdiscover`'s `iberror` line goes where C's does: C's `IBEXIT` prints it on stdout
+//! as `$IBPATH/ibnetdiscover: iberror: ...` (the script runs it by that path, default
+//! `/usr/sbin`) and the awk rules keep it; ours prints it on stderr, so it is moved into the
+//! text with that prefix.
+//!
+//! Differences: the `ibnetdiscover` run is always this binary's (`$IBPATH` only names it in
+//! that line); a topology file argument is split into words (as the script's `eval cat
+//! $topofile`) but not glob-expanded; a discovery that fails says why in `umad
+//! ibnetdiscover`'s words (C's says `discover failed`).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -232,14 +237,15 @@ fn netcmd(a: &ScriptArgs) -> (String, i32) {
                 .arg("ibnetdiscover")
                 .args(&words)
                 .stdin(Stdio::inherit())
-                .stderr(Stdio::inherit())
+                .stderr(Stdio::piped())
                 .stdout(Stdio::piped())
                 .output();
             match out {
-                Ok(o) => (
-                    String::from_utf8_lossy(&o.stdout).into_owned(),
-                    o.status.code().unwrap_or(255),
-                ),
+                Ok(o) => {
+                    let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+                    text.push_str(&iberror_lines(&String::from_utf8_lossy(&o.stderr)));
+                    (text, o.status.code().unwrap_or(255))
+                }
                 Err(e) => {
                     eprintln!("can't run ibnetdiscover: {e}");
                     (String::new(), 127)
@@ -247,6 +253,25 @@ fn netcmd(a: &ScriptArgs) -> (String, i32) {
             }
         }
     }
+}
+
+/// ibnetdiscover's stderr: its `iberror` lines are returned to go where C's go (C's
+/// `IBEXIT` prints them on stdout, as `$IBPATH/ibnetdiscover: iberror: ...`: the script
+/// runs it by that path, default `/usr/sbin`); the other lines are printed on stderr.
+fn iberror_lines(stderr: &str) -> String {
+    let ibpath = std::env::var("IBPATH").unwrap_or_else(|_| "/usr/sbin".into());
+    let mut moved = String::new();
+    for line in stderr.lines() {
+        if line.contains("iberror:") {
+            match line.strip_prefix("ibnetdiscover: ") {
+                Some(rest) => moved.push_str(&format!("{ibpath}/ibnetdiscover: {rest}\n")),
+                None => moved.push_str(&format!("{line}\n")),
+            }
+        } else {
+            eprintln!("{line}");
+        }
+    }
+    moved
 }
 
 /// The text of an I/O error as `cat` prints it (the C library's `strerror`).

@@ -75,6 +75,10 @@ fn compare_on(fabric: &str) {
             "0",
         ],
         vec!["-t", "200"],
+        // ibnetdiscover's own usage failures: its iberror line on stdout, exit 255.
+        vec!["-t", "0"],
+        vec!["-t", "x"],
+        vec!["-y", "x"],
     ];
     cases.extend([
         vec![topo],
@@ -110,11 +114,19 @@ fn compare_on(fabric: &str) {
                 nonempty += 1;
             }
         }
-        // A CA that does not exist: both fail with ibnetdiscover's status (the message
-        // differs: C's ibnetdiscover prints its iberror line on stdout, ours on stderr).
-        let (c_code, _) = c_tool(&sim, tool, &["-C", "nosuch"]);
-        let (our_code, _) = ours(&sim, tool, &["-C", "nosuch"]);
-        assert_eq!((our_code, c_code), (255, 255), "{fabric}: {tool} -C nosuch");
+        // A CA or port that does not exist: both fail with ibnetdiscover's status and its
+        // iberror line (C's reason is "discover failed", ours says which port).
+        for args in [&["-C", "nosuch"][..], &["-P", "9"]] {
+            let (c_code, c_out) = c_tool(&sim, tool, args);
+            let (our_code, our_out) = ours(&sim, tool, args);
+            assert_eq!((our_code, c_code), (255, 255), "{fabric}: {tool} {args:?}");
+            let prefix = "/usr/sbin/ibnetdiscover: iberror: failed: ";
+            assert_eq!(c_out.lines().count(), our_out.lines().count(), "{our_out}");
+            assert!(c_out
+                .lines()
+                .chain(our_out.lines())
+                .all(|l| l.starts_with(prefix)));
+        }
     }
     assert!(
         nonempty >= 20,
