@@ -64,6 +64,50 @@ fn readme_rpc_example_finds_the_switch_neighbours() {
     assert_eq!(stdout.matches("nothing behind").count(), 5, "{stdout}");
 }
 
+/// Runs the README's `ibfabric` example; only meaningful with `UMAD_IBSIM` set.
+#[test]
+#[ignore = "run by readme_fabric_example_prints_the_topology, with UMAD_IBSIM set"]
+fn readme_fabric_example_child() {
+    readme_fabric_example().expect("the README's ibfabric example");
+}
+
+#[test]
+fn readme_fabric_example_prints_the_topology() {
+    if !require_ibsim("compat::readme::readme_fabric_example_prints_the_topology") {
+        return;
+    }
+    let sim = Ibsim::start(example_fabric()).expect("ibsim");
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "readme_fabric_example_child",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+    ])
+    .env(ENV_SOCKET, sim.socket_name());
+    let out = run_with_timeout(&mut cmd, Duration::from_secs(60)).expect("running the child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child failed ({})\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        out.status
+    );
+    // Every node of example.net, and nothing missed (H-host2's dead port is no miss).
+    for desc in [
+        "\"sw1\"",
+        "\"sw2\"",
+        "host1 HCA-1",
+        "host2 HCA-1",
+        "host3 HCA-1",
+        "host4 HCA-1",
+    ] {
+        assert!(stdout.contains(desc), "no {desc} in\n{stdout}");
+    }
+    assert!(!stderr.contains("not reached"), "{stderr}");
+}
+
 #[test]
 fn readme_library_example_reaches_a_node() {
     if !require_ibsim("compat::readme::readme_library_example_reaches_a_node") {
