@@ -34,16 +34,22 @@ pub fn run() -> Result<(), String> {
         failures.push(e);
     }
     header(&format!(
-        "umad-rs ibstat: cargo run --quiet -p umad --example ibstat ({ENV_SOCKET}={})",
+        "umad-rs ibstat: cargo run --quiet -p umad-cli --bin umad -- ibstat ({ENV_SOCKET}={})",
         sim.socket_name()
     ));
-    if let Err(e) = example(&sim, "ibstat", &[]) {
+    if let Err(e) = umad_tool(&sim, &["ibstat"]) {
         failures.push(e);
     }
     header(&format!(
         "C smpquery -D nodeinfo {dr_host3} (H-host3, 3 hops away)"
     ));
     if let Err(e) = c_tool(&sim, "smpquery", &["-D", "nodeinfo", &dr_host3]) {
+        failures.push(e);
+    }
+    header(&format!(
+        "umad-rs smpquery: cargo run --quiet -p umad-cli --bin umad -- smpquery -D nodeinfo {dr_host3}"
+    ));
+    if let Err(e) = umad_tool(&sim, &["smpquery", "-D", "nodeinfo", &dr_host3]) {
         failures.push(e);
     }
     header(&format!(
@@ -203,6 +209,27 @@ fn ibnetdiscover_side_by_side(sim: &Ibsim) -> Result<(), String> {
     } else {
         Err(format!("umad ibnetdiscover --json failed: {}", json.status))
     }
+}
+
+/// Builds and runs `cargo run --quiet -p umad-cli --bin umad -- ARGS` with `UMAD_IBSIM` set.
+fn umad_tool(sim: &Ibsim, args: &[&str]) -> Result<(), String> {
+    let root = workspace_root();
+    let built = Command::new(cargo())
+        .args(["build", "--quiet", "-p", "umad-cli", "--bin", "umad"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cargo build -p umad-cli: {e}"))?;
+    if !built.success() {
+        let msg = format!("cargo build -p umad-cli --bin umad failed: {built}");
+        println!("{msg}");
+        return Err(msg);
+    }
+    let mut cmd = Command::new(cargo());
+    cmd.args(["run", "--quiet", "-p", "umad-cli", "--bin", "umad", "--"])
+        .args(args)
+        .current_dir(&root)
+        .env(ENV_SOCKET, sim.socket_name());
+    run_and_print(&mut cmd, &format!("umad {}", args.join(" ")))
 }
 
 fn example_exists(examples: &Path, name: &str) -> bool {

@@ -8,9 +8,9 @@
 //! `MlnxExtPortInfo` (`MEPI`). The destination is a LID, a directed route (`-D`), a port
 //! GUID (`-G`), or a LID and a route (`-c`, combined routing).
 //!
-//! Differences from C: `-s <sm lid>` is accepted but GUIDs are resolved through the SM the
-//! local port knows; run-time errors print C's `iberror` line on stdout (as C), details on
-//! stderr.
+//! Failures print C's `iberror` line on stdout (as C does), details on stderr. Not supported:
+//! `-d` (C's libibmad debug output); `-c` is implemented but untested (ibsim does not answer
+//! combined-route SMPs).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -177,6 +177,9 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         Ok(o) => o,
         Err(e) => return crate::dest::report(prog, &e),
     };
+    if let Some(code) = crate::dest::check_sm_port(prog, &opts) {
+        return code;
+    }
     let args: Vec<String> = m
         .get_many::<String>("args")
         .map(|v| v.cloned().collect())

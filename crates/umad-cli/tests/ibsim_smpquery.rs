@@ -1,6 +1,6 @@
 //! `umad smpquery` against C `smpquery` on live ibsim fabrics (example.net, fattree-1008.net,
 //! mixed.net, with a resident opensm): every operation, by LID, `-D` and `-G`, with and
-//! without a port argument, `-K`, `-x`, `--node-name-map`, and the errors (unknown op, bad
+//! without a port argument, `-K`, `-x`, `-s`, `-y`, `-z`, `-e`, `-v`, `-L`, `-P`, `-t`, `--node-name-map`, and the errors (unknown op, bad
 //! or unreachable destinations, invalid ports, a CA asked for SwitchInfo, no such CA/port,
 //! bad options): the same stdout byte for byte and the same exit code. `--json` validates
 //! against docs/json/smpquery-v1.schema.json and carries what the text shows.
@@ -65,6 +65,14 @@ const CASES: &[&[&str]] = &[
     &["MlnxExtPortInfo", "{sw}", "1"],
     // Combined routing (ibsim doesn't answer it: C's failure)
     &["-c", "nodeinfo", "{sw}", "0"],
+    // Common options
+    &["-s", "1", "-G", "nodeinfo", "{hg}"],
+    &["-s", "{sw}", "-t", "100", "-G", "ni", "{hg}"],
+    &["-s", "0", "nodeinfo", "1"],
+    &["-y", "0", "nodeinfo", "1"],
+    &["-z", "/nonexistent", "nodeinfo", "1"],
+    &["-e", "-v", "nodeinfo", "1"],
+    &["-L", "-P", "0", "nodeinfo", "1"],
     // Errors
     &["bogus", "1"],
     &["nodeinfo"],
@@ -74,8 +82,8 @@ const CASES: &[&[&str]] = &[
     &["nodeinfo", "0xc000"],
     &["-G", "nodeinfo", "0x999"],
     &["-G", "ni", "0"],
-    &["-t", "100", "nodeinfo", "99"],
-    &["-D", "-t", "100", "nodeinfo", "0,2"],
+    &["-t", "100", "nodeinfo", "0xbfff"],
+    &["-D", "-t", "100", "nodeinfo", "{dead}"],
     &["-C", "nosuch", "nodeinfo", "1"],
     &["-P", "5", "nodeinfo", "1"],
     &["--bogus", "nodeinfo", "1"],
