@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::smp::{c, compare, expand, json_cases, same, start, through_link, vars, Vars};
+use common::smp::{c, compare, expand, json_cases, same, start, through_link, vars};
 use common::{native, run, umad};
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
 
@@ -418,12 +418,7 @@ fn ibportstate_mellanox_ext_port_info_matches_c() {
     std::fs::write(&net, MLNX_NET).unwrap();
     let sim = Ibsim::start(&net).expect("ibsim starts");
     sim.run_sm_once().expect("opensm sweeps");
-    let v = Vars {
-        sw_lid: 0,
-        sw_guid: String::new(),
-        host_guid: String::new(),
-        map: String::new(),
-    };
+    let v = vars(&sim);
     let queries: &[&[&str]] = &[
         &["1", "1"],
         &["-D", "0,1", "1"],
