@@ -589,6 +589,33 @@ fn effective(enabled: u64, all: u64, supported: u64) -> u64 {
     }
 }
 
+/// `validate_width`'s codes, in the order it checks them (the best first).
+const WIDTHS: &[(u64, &str)] = &[
+    (0x8, "12x"),
+    (0x4, "8x"),
+    (0x2, "4x"),
+    (0x10, "2x"),
+    (0x1, "1x"),
+];
+/// `validate_speed`'s.
+const SPEEDS: &[(u64, &str)] = &[(0x4, "10.0 Gbps"), (0x2, "5.0 Gbps"), (0x1, "2.5 Gbps")];
+/// `validate_extended_speed`'s (rdma-core 44: no XDR).
+const EXT_SPEEDS: &[(u64, &str)] = &[
+    (0x8, "106.25 Gbps"),
+    (0x4, "53.125 Gbps"),
+    (0x2, "25.78125 Gbps"),
+    (0x1, "14.0625 Gbps"),
+];
+
+/// C's `validate_*`: the best code of `table` both ends enable (`both`); a warning if the
+/// link is active at another.
+fn link_warning(what: &str, both: u64, active: u64, table: &[(u64, &str)]) -> Option<String> {
+    let &(bit, name) = table.iter().find(|(bit, _)| both & bit != 0)?;
+    (active != bit).then(|| {
+        format!("Peer ports operating at active {what} {active} rather than {bit} ({name})")
+    })
+}
+
 /// The query of an active switch port: its peer's PortInfo, and warnings when the link
 /// runs below what both ends enable.
 fn check_peer(
@@ -686,64 +713,31 @@ fn check_peer(
         (0, 0)
     };
 
-    let width = effective(lwe, 255, lws);
-    let peer_width = effective(peer_lwe, 255, peer_lws);
-    let both = width & peer_width;
-    let expect_width = [
-        (0x8, "12x"),
-        (0x4, "8x"),
-        (0x2, "4x"),
-        (0x10, "2x"),
-        (0x1, "1x"),
-    ]
-    .into_iter()
-    .find(|(bit, _)| both & bit != 0);
-    if let Some((bit, name)) = expect_width {
-        if lwa != bit {
-            warn(
-                r,
-                "validate_width",
-                format!("Peer ports operating at active width {lwa} rather than {bit} ({name})"),
-            );
-        }
-    }
-    let speed = effective(lse, 15, lss);
-    let peer_speed = effective(peer_lse, 15, peer_lss);
-    let both = speed & peer_speed;
-    let expect_speed = [(0x4, "10.0 Gbps"), (0x2, "5.0 Gbps"), (0x1, "2.5 Gbps")]
-        .into_iter()
-        .find(|(bit, _)| both & bit != 0);
-    if let Some((bit, name)) = expect_speed {
-        if lsa != bit {
-            warn(
-                r,
-                "validate_speed",
-                format!("Peer ports operating at active speed {lsa} rather than {bit} ({name})"),
-            );
+    let checks = [
+        (
+            "validate_width",
+            "width",
+            effective(lwe, 255, lws) & effective(peer_lwe, 255, peer_lws),
+            lwa,
+            WIDTHS,
+        ),
+        (
+            "validate_speed",
+            "speed",
+            effective(lse, 15, lss) & effective(peer_lse, 15, peer_lss),
+            lsa,
+            SPEEDS,
+        ),
+    ];
+    for (func, what, both, active, table) in checks {
+        if let Some(msg) = link_warning(what, both, active, table) {
+            warn(r, func, msg);
         }
     }
     if espeed_cap && peer_espeed_cap {
-        let espeed = effective(lsee, 31, lses);
-        let peer_espeed = effective(peer_lsee, 31, peer_lses);
-        let both = espeed & peer_espeed;
-        let expect = [
-            (0x8, "106.25 Gbps"),
-            (0x4, "53.125 Gbps"),
-            (0x2, "25.78125 Gbps"),
-            (0x1, "14.0625 Gbps"),
-        ]
-        .into_iter()
-        .find(|(bit, _)| both & bit != 0);
-        if let Some((bit, name)) = expect {
-            if lsea != bit {
-                warn(
-                    r,
-                    "validate_extended_speed",
-                    format!(
-                        "Peer ports operating at active extended speed {lsea} rather than {bit} ({name})"
-                    ),
-                );
-            }
+        let both = effective(lsee, 31, lses) & effective(peer_lsee, 31, peer_lses);
+        if let Some(msg) = link_warning("extended speed", both, lsea, EXT_SPEEDS) {
+            warn(r, "validate_extended_speed", msg);
         }
     } else if fdr10e & FDR10 != 0 && peer_fdr10e & FDR10 != 0 && fdr10a & FDR10 == 0 {
         warn(
@@ -814,6 +808,30 @@ mod tests {
             Some(0)
         );
         assert!(parse_request(&args(&["mkey", "0x1ffffffffffffffff"])).is_err());
+    }
+
+    #[test]
+    fn link_warnings() {
+        assert_eq!(link_warning("width", 0x3, 2, WIDTHS), None);
+        assert_eq!(
+            link_warning("width", 0x3, 1, WIDTHS).unwrap(),
+            "Peer ports operating at active width 1 rather than 2 (4x)"
+        );
+        assert_eq!(
+            link_warning("width", 0x1b, 2, WIDTHS).unwrap(),
+            "Peer ports operating at active width 2 rather than 8 (12x)"
+        );
+        assert_eq!(link_warning("speed", 0, 1, SPEEDS), None);
+        assert_eq!(
+            link_warning("speed", 7, 1, SPEEDS).unwrap(),
+            "Peer ports operating at active speed 1 rather than 4 (10.0 Gbps)"
+        );
+        assert_eq!(
+            link_warning("extended speed", 0x3, 1, EXT_SPEEDS).unwrap(),
+            "Peer ports operating at active extended speed 1 rather than 2 (25.78125 Gbps)"
+        );
+        assert_eq!(effective(255, 255, 3), 3);
+        assert_eq!(effective(2, 255, 3), 2);
     }
 
     #[test]

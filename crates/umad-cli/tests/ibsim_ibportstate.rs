@@ -25,6 +25,10 @@ const QUERIES: &[&[&str]] = &[
     &["-D", "0,1", "1"],
     &["-D", "0,1", "2"],
     &["-D", "0,1", "3"],
+    // A switch peer on example.net (port 8) and mixed.net (port 12), a CA elsewhere.
+    &["-D", "0,1", "8"],
+    &["-D", "0,1", "12"],
+    &["-t", "200", "-D", "0,1,8", "1"],
     &["{sw}", "0"],
     &["-G", "{hg}", "1"],
     &["-G", "{swg}", "0"],
@@ -431,6 +435,9 @@ fn ibportstate_mellanox_ext_port_info_matches_c() {
     );
     let (_, text) = c(&sim, "ibportstate", &strings(&["-D", "0,1", "1"]));
     assert_eq!(text.matches("# MLNX ext Port info: ").count(), 2, "{text}");
+    let docs = json_cases(&sim, "ibportstate", &[&["-D", "0,1", "1"]], &v);
+    assert!(docs[0]["mlnx_ext_port_info"].is_array());
+    assert!(docs[0]["peer"]["mlnx_ext_port_info"].is_array());
     drop(sim);
     let steps = [
         step(
