@@ -13,7 +13,7 @@
 //! link runs below what both ends enable.
 //!
 //! Differences from C: a malformed `mkey` value is an error (`Bad new M_Key`) instead of a
-//! password prompt; `-d` does not add C's pid and function name to the `iberror` line.
+//! password prompt.
 
 use std::ffi::OsString;
 
@@ -247,8 +247,30 @@ fn pi_get(data: &[u8], name: &str) -> u64 {
         .map_or(0, |f| dump::get_bits(data, f.offset, f.width))
 }
 
-/// A failure: the IBEXIT message.
-struct Failed(String);
+/// A failure: the C function that calls IBEXIT, and its message.
+struct Failed(&'static str, String);
+
+impl Failed {
+    /// A failure in C's `main`.
+    fn main(msg: impl Into<String>) -> Failed {
+        Failed("main", msg.into())
+    }
+}
+
+/// C's `ibexit`: with `-d` the line names the pid and the function, as C's does.
+fn exit_failed(prog: &str, debug: bool, f: &Failed) -> i32 {
+    if debug {
+        println!(
+            "{prog}: iberror: [pid {}] {}: failed: {}",
+            std::process::id(),
+            f.0,
+            f.1
+        );
+        exit::FAILURE
+    } else {
+        ibexit(prog, &f.1)
+    }
+}
 
 /// The run, with the text printed so far and the JSON document being built.
 struct Run<'a> {
@@ -263,7 +285,7 @@ impl Run<'_> {
         let data = self
             .port
             .get(dest, id::NODE_INFO, 0)
-            .ok_or_else(|| Failed("smp query nodeinfo failed".into()))?;
+            .ok_or_else(|| Failed("get_node_info", "smp query nodeinfo failed".into()))?;
         let is_switch = dump::get_bits(&data, 16, 8) == 2;
         Ok((data, is_switch))
     }
@@ -277,18 +299,16 @@ impl Run<'_> {
         is_switch: bool,
     ) -> Result<(Vec<u8>, bool), Failed> {
         let port0 = if is_switch {
-            Some(
-                self.port
-                    .get(dest, id::PORT_INFO, 0)
-                    .ok_or_else(|| Failed("smp query port 0 portinfo failed".into()))?,
-            )
+            Some(self.port.get(dest, id::PORT_INFO, 0).ok_or_else(|| {
+                Failed("get_port_info", "smp query port 0 portinfo failed".into())
+            })?)
         } else {
             None
         };
         let data = self
             .port
             .get(dest, id::PORT_INFO, portnum as u32)
-            .ok_or_else(|| Failed("smp query portinfo failed".into()))?;
+            .ok_or_else(|| Failed("get_port_info", "smp query portinfo failed".into()))?;
         let info = port0.as_deref().unwrap_or(&data);
         let espeed_cap = pi_get(info, "CapMask") as u32 & CAP_EXT_SPEEDS != 0;
         Ok((data, espeed_cap))
@@ -329,7 +349,12 @@ impl Run<'_> {
     fn mlnx_ext(&self, dest: &Dest, portnum: i32) -> Result<Vec<u8>, Failed> {
         self.port
             .get(dest, id::MLNX_EXT_PORT_INFO, portnum as u32)
-            .ok_or_else(|| Failed("smp query ext portinfo failed".into()))
+            .ok_or_else(|| {
+                Failed(
+                    "get_mlnx_ext_port_info",
+                    "smp query ext portinfo failed".into(),
+                )
+            })
     }
 
     /// `show_mlnx_ext_port_info`.
@@ -358,17 +383,19 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         return exit::USAGE;
     }
     let json = m.get_flag("json");
+    let debug = opts.debug > 0;
     let Some(port) = SmpPort::open(prog, &opts) else {
         return exit::FAILURE;
     };
     let Some(dest) = port.resolve(&args[0], opts.dest) else {
-        return ibexit(prog, &format!("can't resolve destination port {}", args[0]));
+        let f = Failed::main(format!("can't resolve destination port {}", args[0]));
+        return exit_failed(prog, debug, &f);
     };
     // C: strtol into an int.
     let portnum = c_strtol(&args[1]) as i32;
     let request = match parse_request(&args[2..]) {
         Ok(r) => r,
-        Err(msg) => return ibexit(prog, &msg),
+        Err(msg) => return exit_failed(prog, debug, &Failed::main(msg)),
     };
     let mut r = Run {
         port: &port,
@@ -408,7 +435,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             }
             exit::OK
         }
-        Err(Failed(msg)) => ibexit(prog, &msg),
+        Err(f) => exit_failed(prog, debug, &f),
     }
 }
 
@@ -419,7 +446,7 @@ fn execute(r: &mut Run<'_>, dest: &Dest, portnum: i32, req: &Request) -> Result<
     let device_id = dump::get_bits(&ni, 240, 16) as u16;
     let mkey_fields = req.is_set("mkey") || req.is_set("mkeylease") || req.is_set("mkeyprot");
     if mkey_fields && is_switch && portnum != 0 {
-        return Err(Failed("Can't set M_Key fields on switch port != 0".into()));
+        return Err(Failed::main("Can't set M_Key fields on switch port != 0"));
     }
     let kind = if is_switch { "Switch" } else { "CA/RT" };
     r.doc.insert("node_type".into(), json!(kind));
@@ -486,7 +513,7 @@ fn set(
     espeed_cap: bool,
     is_switch: bool,
 ) -> Result<(), Failed> {
-    let mut pi = PortInfo::parse(data).map_err(|e| Failed(format!("bad PortInfo: {e}")))?;
+    let mut pi = PortInfo::parse(data).map_err(|e| Failed::main(format!("bad PortInfo: {e}")))?;
     let physstate = u8::from(pi.port_physical_state);
     // An unset LID would make the SMA refuse the Set: something unlikely but valid.
     if !req.is_set("lid") && (pi.lid == 0 || pi.lid == 0xffff) {
@@ -533,7 +560,7 @@ fn set(
     }
     if let Some(v) = req.value("fdr10") {
         let mut ext = MlnxExtPortInfo::parse(data2)
-            .map_err(|e| Failed(format!("bad MlnxExtPortInfo: {e}")))?;
+            .map_err(|e| Failed::main(format!("bad MlnxExtPortInfo: {e}")))?;
         ext.state_change_enable = FDR10;
         ext.link_speed_enabled = v as u8;
         ext.emit(data2);
@@ -546,7 +573,12 @@ fn set(
                 portnum as u32,
                 Some(data2),
             )
-            .ok_or_else(|| Failed("smp set MLNX ext portinfo failed".into()))?;
+            .ok_or_else(|| {
+                Failed(
+                    "set_mlnx_ext_port_info",
+                    "smp set MLNX ext portinfo failed".into(),
+                )
+            })?;
         r.out.push_str("\nAfter MLNXExtendedPortInfo set:\n");
         let shown = r.show_mlnx_ext(dest, &resp, portnum);
         r.doc.insert("after_mlnx_ext_set".into(), shown);
@@ -568,7 +600,7 @@ fn set(
     let resp = r
         .port
         .query(dest, Method::Set, id::PORT_INFO, modifier, Some(data))
-        .ok_or_else(|| Failed("smp set portinfo failed".into()))?;
+        .ok_or_else(|| Failed("set_port_info", "smp set portinfo failed".into()))?;
     r.out.push_str("\nAfter PortInfo set:\n");
     let shown = r.show_port_info(dest, &resp, portnum, espeed_cap, is_switch);
     r.doc.insert("after_set".into(), shown);
@@ -659,7 +691,7 @@ fn check_peer(
             dlid: 0xffff,
         });
         if dr.elems.len() > ibmad::DrPath::MAX_HOPS {
-            return Err(Failed("Too many hops".into()));
+            return Err(Failed::main("Too many hops"));
         }
         dr.elems.push(portnum as u8);
         Dest {
@@ -670,7 +702,7 @@ fn check_peer(
         let self_lid = r
             .port
             .local()
-            .ok_or_else(|| Failed("could not resolve self".into()))?
+            .ok_or_else(|| Failed::main("could not resolve self"))?
             .base_lid as u16;
         Dest {
             lid: dest.lid,

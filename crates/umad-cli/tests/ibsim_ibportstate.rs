@@ -65,7 +65,7 @@ const QUERIES: &[&[&str]] = &[
     &["x", "1"],
     &["0xc000", "1"],
     &["-G", "0x999", "1"],
-    &["-t", "100", "999", "1"],
+    &["-t", "100", "0xbfff", "1"],
     &["1", "99"],
     &["-D", "0,1", "99"],
     &["-D", "-t", "100", "0,99", "1"],
@@ -79,11 +79,40 @@ const QUERIES: &[&[&str]] = &[
     &["-e", "-v", "1", "1"],
 ];
 
+/// With `-d` C's iberror line names its pid and function: the pid masked.
+const DEBUG_QUERIES: &[&[&str]] = &[
+    &["-d", "1", "1"],
+    &["-d", "1", "1", "bogus"],
+    &["-d", "0", "1"],
+    &["-d", "1", "99"],
+    &["-d", "-t", "100", "0xbfff", "1"],
+    &["-d", "{sw}", "1", "mkey", "1"],
+];
+
+/// `text` with every `[pid N]` as `[pid]`.
+fn mask_pid(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("[pid ") {
+        out.push_str(&rest[..i + 4]);
+        let after = &rest[i + 5..];
+        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
 fn queries_on(fabric: &str) {
     let sim = start(fabric);
     let v = vars(&sim);
     let ok = compare(&sim, fabric, "ibportstate", QUERIES, &v, same);
     assert!(ok >= 10, "{fabric}: only {ok} cases succeeded in C");
+    assert_eq!(
+        mask_pid("a [pid 123] main: x [pid 9]"),
+        "a [pid] main: x [pid]"
+    );
+    let ok = compare(&sim, fabric, "ibportstate", DEBUG_QUERIES, &v, mask_pid);
+    assert_eq!(ok, 1, "{fabric}: -d");
 
     // --json: valid, and what the text shows.
     let docs = json_cases(
