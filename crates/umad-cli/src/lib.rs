@@ -17,6 +17,8 @@ pub mod dest;
 pub mod dump_fts;
 pub mod ibaddr;
 pub mod ibnetdiscover;
+pub mod ibnodes;
+pub mod ibportstate;
 pub mod ibroute;
 pub mod ibstat;
 pub mod ibtracert;
@@ -109,6 +111,31 @@ pub const TOOLS: &[Tool] = &[
         name: "smpdump",
         about: "dump one SMP attribute in hex (-s as a string)",
         main: smpdump::main,
+    },
+    Tool {
+        name: "ibportstate",
+        about: "query or change a port's state, width and speed (enable, disable, speed, ...)",
+        main: ibportstate::main,
+    },
+    Tool {
+        name: "ibswitches",
+        about: "list the fabric's switches (ibnetdiscover's, or a topology file's)",
+        main: ibnodes::ibswitches_main,
+    },
+    Tool {
+        name: "ibhosts",
+        about: "list the fabric's CAs (ibnetdiscover's, or a topology file's)",
+        main: ibnodes::ibhosts_main,
+    },
+    Tool {
+        name: "ibrouters",
+        about: "list the fabric's routers (ibnetdiscover's, or a topology file's)",
+        main: ibnodes::ibrouters_main,
+    },
+    Tool {
+        name: "ibnodes",
+        about: "list the fabric's CAs, then its switches (ibhosts; ibswitches)",
+        main: ibnodes::ibnodes_main,
     },
 ];
 
