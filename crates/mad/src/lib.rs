@@ -66,6 +66,7 @@
 mod macros;
 
 pub mod attr;
+pub mod dump;
 pub mod header;
 pub mod names;
 pub mod perf;

@@ -13,7 +13,13 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 pub mod common;
+pub mod dest;
+pub mod ibaddr;
 pub mod ibnetdiscover;
+pub mod ibstat;
+pub mod sminfo;
+pub mod smpdump;
+pub mod smpquery;
 
 /// Exit codes, as the C tools use them.
 pub mod exit {
@@ -39,11 +45,38 @@ pub struct Tool {
 }
 
 /// The tools, in `umad --help` order.
-pub const TOOLS: &[Tool] = &[Tool {
-    name: "ibnetdiscover",
-    about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
-    main: ibnetdiscover::main,
-}];
+pub const TOOLS: &[Tool] = &[
+    Tool {
+        name: "ibnetdiscover",
+        about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
+        main: ibnetdiscover::main,
+    },
+    Tool {
+        name: "smpquery",
+        about: "query one SMP attribute (NodeInfo, PortInfo, SwitchInfo, PKeys, SL2VL, ...)",
+        main: smpquery::main,
+    },
+    Tool {
+        name: "ibstat",
+        about: "show the local CAs and ports (-l names, -s short, -p port GUIDs)",
+        main: ibstat::main,
+    },
+    Tool {
+        name: "ibaddr",
+        about: "show a port's GID and LID range (-g, -l, -L)",
+        main: ibaddr::main,
+    },
+    Tool {
+        name: "sminfo",
+        about: "query (or set) a subnet manager's SMInfo",
+        main: sminfo::main,
+    },
+    Tool {
+        name: "smpdump",
+        about: "dump one SMP attribute in hex (-s as a string)",
+        main: smpdump::main,
+    },
+];
 
 /// The tool called `name`, if there is one.
 pub fn find_tool(name: &str) -> Option<&'static Tool> {

@@ -1,0 +1,137 @@
+//! `umad smpdump`: send one SMP Get and dump the attribute data as infiniband-diags'
+//! `smpdump`: hex (libibmad's `xdump`), or with `-s` as a string; a non-zero MAD status is
+//! printed after it. `--json` (docs/json/smpdump-v1.schema.json) gives the data in hex.
+//!
+//! `smpdump [-D] [-s] <dlid|dr_path> <attr> [mod]`. As C, a request that gets no answer
+//! prints the (zeroed) data of the request and succeeds; the default timeout is 1000 ms and
+//! there are no retries.
+
+use std::ffi::OsString;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use ibmad::dump::xdump;
+use ibmad::{Method, Smp};
+use serde_json::json;
+
+use crate::common::{self, CommonOpts, DestType, Parsed};
+use crate::dest::{c_strtoull, Dest, DrRoute};
+use crate::exit;
+
+/// The clap command.
+pub fn command() -> Command {
+    let cmd = Command::new("smpdump")
+        .about("Dump one SMP attribute in hex (as infiniband-diags' smpdump)")
+        .override_usage("smpdump [options] <dlid|dr_path> <attr> [mod]")
+        .after_help(
+            "Examples:\n  smpdump  -- DR routed examples:\n  smpdump -D 0,1,2,3,5 16\t# NODE DESC\n  \
+             smpdump -D 0,1,2 0x15 2\t# PORT INFO, port 2\n  smpdump  -- LID routed examples:\n  \
+             smpdump 3 0x15 2\t# PORT INFO, lid 3 port 2\n  smpdump 0xa0 0x11\t# NODE INFO, lid 0xa0",
+        )
+        .arg(
+            Arg::new("string")
+                .short('s')
+                .long("string")
+                .action(ArgAction::SetTrue)
+                .help("print the data as a string"),
+        )
+        .arg(
+            Arg::new("json")
+                .long("json")
+                .action(ArgAction::SetTrue)
+                .help("print JSON (docs/json/smpdump-v1.schema.json) instead of text"),
+        )
+        .arg(Arg::new("args").num_args(0..).value_name("dlid|dr_path attr [mod]"));
+    common::add_common_args(cmd, "GKs")
+}
+
+/// `umad smpdump`.
+pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
+    match common::parse_args(prog, command(), args) {
+        Parsed::Run(m) => run(prog, &m),
+        Parsed::Exit(code) => code,
+    }
+}
+
+/// libibmad's `IBPANIC`: on stderr, exit 255.
+fn ibpanic(msg: &str) -> i32 {
+    eprintln!("ibpanic: [{}] main: {msg}", std::process::id());
+    exit::FAILURE
+}
+
+fn run(prog: &'static str, m: &ArgMatches) -> i32 {
+    let mut opts = match CommonOpts::from_matches(m) {
+        Ok(o) => o,
+        Err(e) => return e.report(prog),
+    };
+    let args: Vec<String> = m
+        .get_many::<String>("args")
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default();
+    if args.len() < 2 {
+        eprint!("{}", command().name(prog).render_help());
+        return exit::USAGE;
+    }
+    let dest = if opts.dest == DestType::DrPath {
+        match DrRoute::parse(&args[0]) {
+            Some(dr) => Dest {
+                lid: 0,
+                dr: Some(dr),
+            },
+            None => return ibpanic(&format!("bad path str '{}'", args[0])),
+        }
+    } else {
+        Dest::lid(c_strtoull(&args[0]) as u16)
+    };
+    let attr = c_strtoull(&args[1]) as u16;
+    let modifier = args.get(2).map_or(0, |a| c_strtoull(a) as u32);
+    // smpdump sends without an M_Key and without retries.
+    opts.m_key = 0;
+    let timeout = std::time::Duration::from_millis(u64::from(opts.timeout_ms.unwrap_or(1000)));
+    let port = match opts.open_smi_port() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            let ca = opts.ca.as_deref().unwrap_or("(null)");
+            return ibpanic(&format!("can't open UMAD port ({ca}:{})", opts.port));
+        }
+    };
+    let rpc = umad::rpc::Rpc::new(std::sync::Arc::new(port));
+    let (mad, addr) = dest.smp(Method::Get, attr, modifier, 0);
+    let req = rpc.request(mad, addr).timeout(timeout).retries(0);
+    let reply = rpc
+        .call(req)
+        .ok()
+        .and_then(|c| c.outcome.response().map(|r| r.mad.clone()));
+    // No answer: C dumps the request it gets back.
+    let reply = reply.unwrap_or_else(|| mad.to_vec());
+    let Ok(smp) = Smp::new_checked(&reply[..]) else {
+        return ibpanic("recv error: short MAD");
+    };
+    let data = smp.data();
+    let status = smp.status().raw();
+    if m.get_flag("json") {
+        let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+        let doc = json!({
+            "schema_version": 1,
+            "attribute_id": attr,
+            "attribute_modifier": modifier,
+            "status": status,
+            "data": hex,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+        return exit::OK;
+    }
+    let mut out = String::new();
+    if m.get_flag("string") {
+        let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+        out.push_str(&String::from_utf8_lossy(&data[..end]));
+        out.push('\n');
+    } else {
+        out.push_str(&xdump(data));
+    }
+    if status != 0 {
+        out.push_str(&format!("SMP status: 0x{status:x}\n"));
+    }
+    print!("{out}");
+    exit::OK
+}
