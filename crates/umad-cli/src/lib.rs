@@ -17,6 +17,7 @@ pub mod dest;
 pub mod ibaddr;
 pub mod ibnetdiscover;
 pub mod ibstat;
+pub mod perfquery;
 pub mod sminfo;
 pub mod smpdump;
 pub mod smpquery;
@@ -75,6 +76,11 @@ pub const TOOLS: &[Tool] = &[
         name: "smpdump",
         about: "dump one SMP attribute in hex (-s as a string)",
         main: smpdump::main,
+    },
+    Tool {
+        name: "perfquery",
+        about: "read (and reset) performance counters (-x, -a, -l, -r, -R, -X, -S, -T, ...)",
+        main: perfquery::main,
     },
 ];
 
