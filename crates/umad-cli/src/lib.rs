@@ -15,6 +15,7 @@ use std::path::Path;
 pub mod common;
 pub mod dest;
 pub mod ibaddr;
+pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibstat;
 pub mod perfquery;
@@ -81,6 +82,11 @@ pub const TOOLS: &[Tool] = &[
         name: "perfquery",
         about: "read (and reset) performance counters (-x, -a, -l, -r, -R, -X, -S, -T, ...)",
         main: perfquery::main,
+    },
+    Tool {
+        name: "iblinkinfo",
+        about: "show every link of the fabric (-l line mode, -p, -d, --switches-only, -D/-G)",
+        main: iblinkinfo::main,
     },
 ];
 
