@@ -560,7 +560,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             .nodes
             .iter()
             .find(|n| n.ports.iter().any(|p| p.guid == want));
-        match node.filter(|n| only.is_none_or(|t| n.node_type == t)) {
+        match node.filter(|n| only.map_or(true, |t| n.node_type == t)) {
             Some(n) => links.node_text(&show, n, &mut out, &mut records),
             None => eprintln!(
                 "Failed to find port: {}",
@@ -569,7 +569,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     } else {
         for n in &d.fabric.nodes {
-            if only.is_none_or(|t| n.node_type == t) {
+            if only.map_or(true, |t| n.node_type == t) {
                 links.node_text(&show, n, &mut out, &mut records);
             }
         }
