@@ -145,7 +145,8 @@ impl Links<'_> {
         }
     }
 
-    fn name(&self, show: &Show, node: &Node) -> String {
+    /// The node's name after the node name map.
+    pub fn name(&self, show: &Show, node: &Node) -> String {
         match show.map {
             Some(m) => m.remap(node.guid, &node.description).into_owned(),
             None => node.description.clone(),
@@ -182,15 +183,9 @@ impl Links<'_> {
         }
     }
 
-    /// C's `print_port`.
-    fn port_text(
-        &self,
-        show: &Show,
-        node: &Node,
-        port: &Port,
-        out: &mut String,
-        json: &mut Vec<Value>,
-    ) {
+    /// C's link text `( 4X   10.0 Gbps Active/  LinkUp)` (or the Down form) of `port`, and
+    /// its width, speed, state and physical state texts.
+    pub fn link_str(&self, node: &Node, port: &Port) -> (String, String, String, String, String) {
         let info = self.info(node, port.number);
         let istate = port.state;
         let down = istate == PortState::Down;
@@ -214,11 +209,26 @@ impl Links<'_> {
         } else {
             format_value(Fmt::LinkSpeed, 4, u64::from(ispeed))
         };
-        let mut link = if !down {
+        let link = if !down {
             format!("({width:>3} {speed:>18} {state:>6}/{phys:>8})")
         } else {
             format!("(              {state:>6}/{phys:>8})")
         };
+        (link, width, speed, state, phys)
+    }
+
+    /// C's `print_port`.
+    fn port_text(
+        &self,
+        show: &Show,
+        node: &Node,
+        port: &Port,
+        out: &mut String,
+        json: &mut Vec<Value>,
+    ) {
+        let info = self.info(node, port.number);
+        let down = port.state == PortState::Down;
+        let (mut link, width, speed, state, phys) = self.link_str(node, port);
         let mut extra = Value::Null;
         if show.additional && !down {
             let (hoq, stall) = info.map_or((0, 0), |i| (i.hoq_life, i.vl_stall_count));
@@ -296,7 +306,13 @@ impl Links<'_> {
     }
 
     /// C's `get_max_msg`: "Could be ..." for a link below what both ends support.
-    fn max_msg(&self, node: &Node, port: &Port, rnode: &Node, rport: &Port) -> (String, String) {
+    pub fn max_msg(
+        &self,
+        node: &Node,
+        port: &Port,
+        rnode: &Node,
+        rport: &Port,
+    ) -> (String, String) {
         let (Some(li), Some(ri)) = (self.info(node, port.number), self.info(rnode, rport.number))
         else {
             return (String::new(), String::new());

@@ -17,6 +17,7 @@ pub mod dest;
 pub mod ibaddr;
 pub mod iblinkinfo;
 pub mod ibnetdiscover;
+pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod perfquery;
 pub mod sminfo;
@@ -87,6 +88,11 @@ pub const TOOLS: &[Tool] = &[
         name: "iblinkinfo",
         about: "show every link of the fabric (-l line mode, -p, -d, --switches-only, -D/-G)",
         main: iblinkinfo::main,
+    },
+    Tool {
+        name: "ibqueryerrors",
+        about: "report port error counters beyond thresholds over the fabric (-k, -K, --data, ...)",
+        main: ibqueryerrors::main,
     },
 ];
 

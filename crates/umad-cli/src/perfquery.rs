@@ -250,16 +250,44 @@ impl Pma<'_> {
         port: u8,
         fill: impl FnOnce(&mut [u8]),
     ) -> Option<Vec<u8>> {
+        let rpc = &self.port.rpc;
+        let done = rpc.call(self.request(lid, 0, method, attr, port, fill));
+        self.interpret(lid, done)
+    }
+
+    /// The request [`call`](Self::call) sends (at service level `sl`), for pipelining with
+    /// [`Rpc::run_all`](umad::rpc::Rpc::run_all).
+    pub fn request(
+        &self,
+        lid: u16,
+        sl: u8,
+        method: Method,
+        attr: u16,
+        port: u8,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> umad::rpc::Request {
         let mut mad = ibmad::perf::request(method, attr, 0, 0);
         mad[PERF_DATA_OFFSET + 1] = port;
         fill(&mut mad[PERF_DATA_OFFSET..]);
-        let rpc = &self.port.rpc;
-        let req = rpc
-            .request(mad, umad::MadAddr::gsi(lid))
+        let mut addr = umad::MadAddr::gsi(lid);
+        addr.sl = sl;
+        self.port
+            .rpc
+            .request(mad, addr)
             .timeout(self.timeout())
-            .retries(umad::rpc::DEFAULT_RETRIES);
+            .retries(umad::rpc::DEFAULT_RETRIES)
+    }
+
+    /// The data area of a completed [`request`](Self::request) to `lid`, or `None` after
+    /// C's warnings.
+    pub fn interpret(
+        &self,
+        lid: u16,
+        done: umad::Result<umad::rpc::Completion>,
+    ) -> Option<Vec<u8>> {
+        let rpc = &self.port.rpc;
         let dest = Dest::lid(lid);
-        let r = match rpc.call(req).and_then(|c| c.into_response(rpc.port())) {
+        let r = match done.and_then(|c| c.into_response(rpc.port())) {
             Ok(r) => r,
             Err(e) => {
                 ibwarn(
@@ -288,6 +316,20 @@ impl Pma<'_> {
         ibmad::perf::data(&r.mad).ok().map(<[u8]>::to_vec)
     }
 
+    /// Runs `requests` pipelined over the rpc's window; one result per request, in order.
+    pub fn run_all(
+        &self,
+        requests: Vec<umad::rpc::Request>,
+    ) -> Vec<umad::Result<umad::rpc::Completion>> {
+        let n = requests.len();
+        match self.port.rpc.run_all(requests) {
+            Ok(d) => d.into_iter().map(Ok).collect(),
+            Err(e) => (0..n)
+                .map(|_| Err(umad::Error::InvalidArgument(e.to_string())))
+                .collect(),
+        }
+    }
+
     /// `pma_query_via`: Get `attr` of `port` at `lid`.
     pub fn get(&self, lid: u16, attr: u16, port: u8) -> Option<Vec<u8>> {
         self.call(lid, Method::Get, attr, port, |_| {})
@@ -296,8 +338,24 @@ impl Pma<'_> {
     /// `performance_reset_via`: Set `attr` of `port` at `lid` with CounterSelect = the low
     /// 16 bits of `mask` (0: all), the rest in CounterSelect2.
     pub fn reset(&self, lid: u16, attr: u16, port: u8, mask: u32) -> Option<Vec<u8>> {
+        let done = self
+            .port
+            .rpc
+            .call(self.reset_request(lid, 0, attr, port, mask));
+        self.interpret(lid, done)
+    }
+
+    /// The request [`reset`](Self::reset) sends.
+    pub fn reset_request(
+        &self,
+        lid: u16,
+        sl: u8,
+        attr: u16,
+        port: u8,
+        mask: u32,
+    ) -> umad::rpc::Request {
         let mask = if mask == 0 { u32::MAX } else { mask };
-        self.call(lid, Method::Set, attr, port, |d| {
+        self.request(lid, sl, Method::Set, attr, port, |d| {
             tables::put_bits(d, 16, 16, u64::from(mask & 0xffff));
             if attr == attr_id::PORT_COUNTERS_EXT {
                 tables::put_bits(d, 32, 32, u64::from(mask >> 16));
