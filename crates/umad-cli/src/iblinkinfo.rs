@@ -121,6 +121,8 @@ pub struct Show<'a> {
     pub down_only: bool,
     /// The node name map.
     pub map: Option<&'a NodeNameMap>,
+    /// Collect `--json` records (text mode skips building them).
+    pub json: bool,
 }
 
 /// A discovered fabric with every PortInfo whole.
@@ -248,7 +250,8 @@ impl Links<'_> {
                         String::new()
                     };
                     let lid = if rport.lid != 0 { rport.lid } else { rnode.lid };
-                    remote_json = json!({
+                    if show.json {
+                        remote_json = json!({
                         "node_guid": format!("0x{:016x}", rnode.guid),
                         "port_guid": format!("0x{:016x}", rport.guid),
                         "lid": lid,
@@ -256,7 +259,8 @@ impl Links<'_> {
                         "description": rname,
                         "could_be_width": (!wmsg.is_empty()).then(|| wmsg.clone()),
                         "could_be_speed": (!smsg.is_empty()).then(|| smsg.clone()),
-                    });
+                        });
+                    }
                     format!(
                         "{guid}{lid:6} {:4}[{ext:>2}] \"{rname}\" ({wmsg} {smsg})\n",
                         rport.number
@@ -286,6 +290,9 @@ impl Links<'_> {
             "{lid:6} {:4}[{ext:>2}] =={link}==>  {remote}",
             port.number
         ));
+        if !show.json {
+            return;
+        }
         let mut j = json!({
             "node_guid": format!("0x{:016x}", node.guid),
             "node_type": type_str(node.node_type),
@@ -565,6 +572,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         additional: m.get_flag("additional"),
         down_only: m.get_flag("down"),
         map: map.as_ref(),
+        json: json_out,
     };
     let mut out = String::new();
     let mut records = Vec::new();

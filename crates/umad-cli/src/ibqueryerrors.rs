@@ -490,6 +490,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         additional: false,
         down_only: false,
         map: map.as_ref(),
+        json: json_out,
     };
     let mut ctx = Ctx {
         pma: Pma { port: &sp },
