@@ -13,6 +13,10 @@ const SECTIONS: &[(&str, &str)] = &[
         "### Many requests in flight: `umad::rpc`",
         "readme_rpc_example",
     ),
+    (
+        "### Fabric discovery as a library: `ibfabric`",
+        "readme_fabric_example",
+    ),
 ];
 
 fn main() {

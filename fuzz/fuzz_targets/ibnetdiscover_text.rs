@@ -24,13 +24,21 @@ fuzz_target!(|data: &[u8]| {
     };
     let written = fabric.to_ibnetdiscover(&opts);
     let again = Fabric::parse_ibnetdiscover(&written).expect("written text parses");
-    assert_eq!(again.to_ibnetdiscover(&opts), written, "write is a fixed point");
+    assert_eq!(
+        again.to_ibnetdiscover(&opts),
+        written,
+        "write is a fixed point"
+    );
     let json = Fabric::from_json(&fabric.to_json()).expect("JSON reads back");
     assert_eq!(json, fabric);
     // Every other mode and a name map must not panic either.
     for format in [
         ibfabric::Format::Ports,
-        ibfabric::Format::List { ca: true, switch: true, router: true },
+        ibfabric::Format::List {
+            ca: true,
+            switch: true,
+            router: true,
+        },
     ] {
         let o = WriteOptions {
             format,

@@ -26,7 +26,10 @@ fuzz_target!(|data: &[u8]| {
     let again = Netfile::parse(&written).expect("written netfile parses");
     assert_eq!(again.nodes.len(), net.nodes.len());
     for (a, b) in again.nodes.iter().zip(&net.nodes) {
-        assert_eq!((&a.id, a.node_type, a.guid, a.num_ports), (&b.id, b.node_type, b.guid, b.num_ports));
+        assert_eq!(
+            (&a.id, a.node_type, a.guid, a.num_ports),
+            (&b.id, b.node_type, b.guid, b.num_ports)
+        );
         assert_eq!(a.ports.len(), b.ports.len());
     }
     assert_eq!(again.to_fabric().links(), fabric.links());

@@ -34,16 +34,22 @@ pub fn run() -> Result<(), String> {
         failures.push(e);
     }
     header(&format!(
-        "umad-rs ibstat: cargo run --quiet -p umad --example ibstat ({ENV_SOCKET}={})",
+        "umad-rs ibstat: cargo run --quiet -p umad-cli --bin umad -- ibstat ({ENV_SOCKET}={})",
         sim.socket_name()
     ));
-    if let Err(e) = example(&sim, "ibstat", &[]) {
+    if let Err(e) = umad_tool(&sim, &["ibstat"]) {
         failures.push(e);
     }
     header(&format!(
         "C smpquery -D nodeinfo {dr_host3} (H-host3, 3 hops away)"
     ));
     if let Err(e) = c_tool(&sim, "smpquery", &["-D", "nodeinfo", &dr_host3]) {
+        failures.push(e);
+    }
+    header(&format!(
+        "umad-rs smpquery: cargo run --quiet -p umad-cli --bin umad -- smpquery -D nodeinfo {dr_host3}"
+    ));
+    if let Err(e) = umad_tool(&sim, &["smpquery", "-D", "nodeinfo", &dr_host3]) {
         failures.push(e);
     }
     header(&format!(
@@ -57,6 +63,10 @@ pub fn run() -> Result<(), String> {
         "umad-rs nodeinfo: cargo run --quiet -p umad --example nodeinfo -- {dr_sw1} (S-sw1)"
     ));
     if let Err(e) = example(&sim, "nodeinfo", &[&dr_sw1]) {
+        failures.push(e);
+    }
+
+    if let Err(e) = ibnetdiscover_side_by_side(&sim) {
         failures.push(e);
     }
 
@@ -127,6 +137,99 @@ fn example(sim: &Ibsim, name: &str, args: &[&str]) -> Result<(), String> {
         .current_dir(&root)
         .env(ENV_SOCKET, sim.socket_name());
     run_and_print(&mut cmd, &format!("example {name}"))
+}
+
+/// The first line of ibnetdiscover's output carries the time it ran.
+fn mask_date(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.starts_with("# Topology file: generated on ") {
+                "# Topology file: generated on <date>"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `umad ibnetdiscover` (native ibsim transport) next to the C `ibnetdiscover` (umad2sim) on
+/// the same fabric: ours printed, then the two compared byte for byte but the date line;
+/// then the start of `--json`.
+fn ibnetdiscover_side_by_side(sim: &Ibsim) -> Result<(), String> {
+    let root = workspace_root();
+    let built = Command::new(cargo())
+        .args(["build", "--quiet", "-p", "umad-cli", "--bin", "umad"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cargo build -p umad-cli: {e}"))?;
+    if !built.success() {
+        return Err(format!("cargo build -p umad-cli failed: {built}"));
+    }
+    let umad = |args: &[&str]| {
+        let mut cmd = Command::new(cargo());
+        cmd.args(["run", "--quiet", "-p", "umad-cli", "--bin", "umad", "--"])
+            .args(args)
+            .current_dir(&root)
+            .env(ENV_SOCKET, sim.socket_name());
+        run_with_timeout(&mut cmd, RUN_TIMEOUT).map_err(|e| format!("umad {args:?}: {e}"))
+    };
+    header(&format!(
+        "umad ibnetdiscover: cargo run --quiet -p umad-cli -- ibnetdiscover ({ENV_SOCKET}={})",
+        sim.socket_name()
+    ));
+    let ours = umad(&["ibnetdiscover"])?;
+    let ours_text = String::from_utf8_lossy(&ours.stdout).into_owned();
+    print!("{ours_text}");
+    eprint!("{}", String::from_utf8_lossy(&ours.stderr));
+    if !ours.status.success() {
+        return Err(format!("umad ibnetdiscover failed: {}", ours.status));
+    }
+    let path = find_tool("ibnetdiscover").ok_or("the C ibnetdiscover is not installed")?;
+    let c = run_with_timeout(&mut sim.umad2sim_command(path), RUN_TIMEOUT)
+        .map_err(|e| format!("C ibnetdiscover: {e}"))?;
+    let c_text = String::from_utf8_lossy(&c.stdout).into_owned();
+    header("C ibnetdiscover (libibumad under LD_PRELOAD=libumad2sim.so), compared");
+    if mask_date(&c_text) == mask_date(&ours_text) {
+        println!(
+            "identical to umad ibnetdiscover ({} lines; only the date line masked)",
+            c_text.lines().count()
+        );
+    } else {
+        print!("{c_text}");
+        return Err("umad ibnetdiscover differs from the C ibnetdiscover".into());
+    }
+    header("umad ibnetdiscover --json (first 12 lines; schema in docs/json/)");
+    let json = umad(&["ibnetdiscover", "--json"])?;
+    for line in String::from_utf8_lossy(&json.stdout).lines().take(12) {
+        println!("{line}");
+    }
+    if json.status.success() {
+        Ok(())
+    } else {
+        Err(format!("umad ibnetdiscover --json failed: {}", json.status))
+    }
+}
+
+/// Builds and runs `cargo run --quiet -p umad-cli --bin umad -- ARGS` with `UMAD_IBSIM` set.
+fn umad_tool(sim: &Ibsim, args: &[&str]) -> Result<(), String> {
+    let root = workspace_root();
+    let built = Command::new(cargo())
+        .args(["build", "--quiet", "-p", "umad-cli", "--bin", "umad"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cargo build -p umad-cli: {e}"))?;
+    if !built.success() {
+        let msg = format!("cargo build -p umad-cli --bin umad failed: {built}");
+        println!("{msg}");
+        return Err(msg);
+    }
+    let mut cmd = Command::new(cargo());
+    cmd.args(["run", "--quiet", "-p", "umad-cli", "--bin", "umad", "--"])
+        .args(args)
+        .current_dir(&root)
+        .env(ENV_SOCKET, sim.socket_name());
+    run_and_print(&mut cmd, &format!("umad {}", args.join(" ")))
 }
 
 fn example_exists(examples: &Path, name: &str) -> bool {

@@ -158,9 +158,25 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Err("no publishable workspace member (every one is publish = false)".into());
     }
     println!("xtask package: {}", names.join(", "));
+    let ours: Vec<String> = names
+        .iter()
+        .filter_map(|n| members.get(n))
+        .map(|m| format!("{}-{}", m.name, m.version))
+        .collect();
+    remove_stale_unpacked(&ours)?;
+    // A target directory of its own, emptied first: cargo fingerprints a registry dependency
+    // by name, version and source, not by content, so a verification build would reuse the
+    // compiled copy of a sibling packaged earlier under the same version.
+    let target =
+        Path::new(meta["target_directory"].as_str().unwrap_or("target")).join("xtask-package");
+    if target.exists() {
+        std::fs::remove_dir_all(&target)
+            .map_err(|e| format!("emptying {}: {e}", target.display()))?;
+    }
     let mut cmd = Command::new(cargo());
     cmd.current_dir(workspace_root())
-        .args(["package", "--locked"]);
+        .args(["package", "--locked", "--target-dir"])
+        .arg(&target);
     for n in &names {
         cmd.args(["-p", n]);
     }
@@ -171,12 +187,45 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !status.success() {
         return Err(format!("cargo package failed ({status})"));
     }
-    let target = meta["target_directory"].as_str().unwrap_or("target");
     for m in names.iter().filter_map(|n| members.get(n)) {
         println!(
-            "xtask package: {target}/package/{}-{}.crate",
-            m.name, m.version
+            "xtask package: {}/package/{}-{}.crate",
+            target.display(),
+            m.name,
+            m.version
         );
+    }
+    Ok(())
+}
+
+/// Verification builds each package against the others through a temporary local registry,
+/// whose packages cargo unpacks into `$CARGO_HOME/registry/src/-<hash>/<name>-<version>`; on
+/// the next run it reuses such a directory although the package changed under the same
+/// version, and verification then compiles against stale sources (seen here: umad against an
+/// older ibmad; other projects clear the whole registry cache for the same reason). So remove
+/// the unpacked copies of our own packages, and only those, from local-registry sources (the
+/// directories whose name starts with `-`; crates.io's are `index.crates.io-…`).
+fn remove_stale_unpacked(packages: &[String]) -> Result<(), String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry").join("src")) else {
+        return Ok(());
+    };
+    let Ok(dirs) = std::fs::read_dir(&src) else {
+        return Ok(()); // nothing unpacked yet
+    };
+    for dir in dirs.flatten() {
+        if !dir.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for p in packages {
+            let stale = dir.path().join(p);
+            if stale.is_dir() {
+                std::fs::remove_dir_all(&stale)
+                    .map_err(|e| format!("removing the stale {}: {e}", stale.display()))?;
+            }
+        }
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ pub struct TestOpts {
 
 /// How many distinct ibsim-backed tests the workspace has. A ratchet: CI fails when fewer
 /// ran, so a test that silently stops reaching ibsim is noticed. Raise it with new tests.
-pub const IBSIM_TESTS: usize = 69;
+pub const IBSIM_TESTS: usize = 107;
 
 impl Default for TestOpts {
     fn default() -> Self {
@@ -71,7 +71,9 @@ pub fn test(opts: &TestOpts) -> Result<(), String> {
     crate::libibumad::run()?;
 
     let mut cmd = Command::new(cargo());
-    cmd.args(["test", "--workspace"])
+    // The async face of umad::rpc is a feature: test it too (not --all-features: libibumad's
+    // `capi` feature only builds with `cargo xtask libibumad`).
+    cmd.args(["test", "--workspace", "--features", "umad/async"])
         .args(&opts.cargo_args)
         .current_dir(workspace_root())
         .env(RAN_FILE_ENV, &ran_file);
@@ -179,6 +181,8 @@ pub fn ci(opts: &TestOpts) -> Result<(), String> {
             "clippy",
             "--workspace",
             "--all-targets",
+            "--features",
+            "umad/async",
             "--",
             "-D",
             "warnings",

@@ -98,6 +98,17 @@ pub struct NodeRecordKey {
     pub description: String,
 }
 
+impl From<&ibmad::sa::NodeRecord> for NodeRecordKey {
+    fn from(r: &ibmad::sa::NodeRecord) -> NodeRecordKey {
+        NodeRecordKey {
+            lid: r.lid,
+            node_guid: r.node_info.node_guid,
+            port_guid: r.node_info.port_guid,
+            description: r.node_description.as_str().into_owned(),
+        }
+    }
+}
+
 /// A LinkRecord: one direction of one link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LinkKey {

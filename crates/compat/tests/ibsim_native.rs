@@ -1018,15 +1018,7 @@ fn rust_get_table_returns_every_node_record() {
                 continue;
             }
         };
-        let keys: Vec<NodeRecordKey> = records
-            .iter()
-            .map(|r| NodeRecordKey {
-                lid: r.lid,
-                node_guid: r.node_info.node_guid,
-                port_guid: r.node_info.port_guid,
-                description: r.node_description.as_str().into_owned(),
-            })
-            .collect();
+        let keys: Vec<NodeRecordKey> = records.iter().map(NodeRecordKey::from).collect();
         eprintln!(
             "{NAME}: {what}: {} records, {} bytes, in {elapsed:.2?}",
             keys.len(),
@@ -1059,15 +1051,8 @@ fn rust_get_table_returns_every_node_record() {
         let rpc = umad::rpc::Rpc::new(port);
         match rpc.sa_get_table(&NodeRecord::default(), 0) {
             Ok(typed) => {
-                let typed_keys: Vec<NodeRecordKey> = typed
-                    .iter()
-                    .map(|r| NodeRecordKey {
-                        lid: r.lid,
-                        node_guid: r.node_info.node_guid,
-                        port_guid: r.node_info.port_guid,
-                        description: r.node_description.as_str().into_owned(),
-                    })
-                    .collect();
+                let typed_keys: Vec<NodeRecordKey> =
+                    typed.iter().map(NodeRecordKey::from).collect();
                 if let Some(d) = table_diff(&expected.nodes, &typed_keys) {
                     let _ = writeln!(report, "{what} via Rpc::sa_get_table: {d}");
                 }

@@ -28,3 +28,8 @@ pub use json::FabricJson;
 pub use model::{
     Chassis, Fabric, Link, Node, NodeChassis, Origin, Port, PortRef, Progress, Queried, Route,
 };
+
+/// The crate README's example, compiled as a doctest so that it stays true.
+#[cfg(all(doctest, feature = "discover"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

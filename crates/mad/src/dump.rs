@@ -561,4 +561,89 @@ mod tests {
             "\nVL    : |0x0 |0x1 |\nWEIGHT: |0xFF|0x2 |\n"
         );
     }
+
+    /// The tables read the same bits as the crate's Reprs (the wire layout is written once
+    /// there; a table that drifted from it would fail here).
+    #[test]
+    fn tables_agree_with_the_reprs() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..50 {
+            let data: Vec<u8> = (0..64)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let get = |t: &[Field], name: &str| {
+                let f = t.iter().find(|f| f.name == name).unwrap();
+                get_bits(&data, f.offset, f.width)
+            };
+            let ni = crate::NodeInfo::parse(&data).unwrap();
+            let n = |name| get(NODE_INFO, name);
+            assert_eq!(n("NodeType"), u64::from(u8::from(ni.node_type)));
+            assert_eq!(n("NumPorts"), u64::from(ni.num_ports));
+            assert_eq!(n("SystemGuid"), ni.system_image_guid);
+            assert_eq!(n("Guid"), ni.node_guid);
+            assert_eq!(n("PortGuid"), ni.port_guid);
+            assert_eq!(n("PartCap"), u64::from(ni.partition_cap));
+            assert_eq!(n("DevId"), u64::from(ni.device_id));
+            assert_eq!(n("Revision"), u64::from(ni.revision));
+            assert_eq!(n("LocalPort"), u64::from(ni.local_port_num));
+            assert_eq!(n("VendorId"), u64::from(ni.vendor_id));
+            let si = crate::SwitchInfo::parse(&data).unwrap();
+            let w = |name| get(SWITCH_INFO, name);
+            assert_eq!(w("LinearFdbCap"), u64::from(si.linear_fdb_cap));
+            assert_eq!(w("LinearFdbTop"), u64::from(si.linear_fdb_top));
+            assert_eq!(w("LifeTime"), u64::from(si.life_time_value));
+            assert_eq!(w("StateChange"), u64::from(si.port_state_change));
+            assert_eq!(w("LidsPerPort"), u64::from(si.lids_per_port));
+            assert_eq!(w("PartEnforceCap"), u64::from(si.partition_enforcement_cap));
+            assert_eq!(w("EnhancedPort0"), u64::from(si.enhanced_port0));
+            assert_eq!(w("MulticastFDBTop"), u64::from(si.multicast_fdb_top));
+            let pi = crate::PortInfo::parse(&data).unwrap();
+            let p = |name| get(PORT_INFO, name);
+            assert_eq!(p("Mkey"), pi.m_key);
+            assert_eq!(p("GidPrefix"), pi.gid_prefix);
+            assert_eq!(p("Lid"), u64::from(pi.lid));
+            assert_eq!(p("SMLid"), u64::from(pi.master_sm_lid));
+            assert_eq!(p("CapMask"), u64::from(pi.capability_mask));
+            assert_eq!(
+                p("LinkWidthActive"),
+                u64::from(u8::from(pi.link_width_active))
+            );
+            assert_eq!(p("LinkSpeedSupported"), u64::from(pi.link_speed_supported));
+            assert_eq!(p("LinkState"), u64::from(u8::from(pi.port_state)));
+            assert_eq!(
+                p("PhysLinkState"),
+                u64::from(u8::from(pi.port_physical_state))
+            );
+            assert_eq!(p("LMC"), u64::from(pi.lmc));
+            assert_eq!(p("LinkSpeedActive"), u64::from(pi.link_speed_active));
+            assert_eq!(p("NeighborMTU"), u64::from(u8::from(pi.neighbor_mtu)));
+            assert_eq!(p("VLCap"), u64::from(pi.vl_cap));
+            assert_eq!(p("VLArbHighCap"), u64::from(pi.vl_arbitration_high_cap));
+            assert_eq!(p("VLArbLowCap"), u64::from(pi.vl_arbitration_low_cap));
+            assert_eq!(p("MtuCap"), u64::from(u8::from(pi.mtu_cap)));
+            assert_eq!(p("HoqLife"), u64::from(pi.hoq_life));
+            assert_eq!(p("OperVLs"), u64::from(pi.operational_vls));
+            assert_eq!(p("GuidCap"), u64::from(pi.guid_cap));
+            assert_eq!(p("ClientReregister"), u64::from(pi.client_reregister));
+            assert_eq!(p("SubnetTimeout"), u64::from(pi.subnet_timeout));
+            assert_eq!(p("RespTimeVal"), u64::from(pi.resp_time_value));
+            assert_eq!(p("OverrunErr"), u64::from(pi.overrun_errors));
+            assert_eq!(p("MaxCreditHint"), u64::from(pi.max_credit_hint));
+            assert_eq!(p("CapabilityMask2"), u64::from(pi.capability_mask2));
+            assert_eq!(p("LinkSpeedExtActive"), u64::from(pi.link_speed_ext_active));
+            assert_eq!(
+                p("LinkSpeedExtSupported"),
+                u64::from(pi.link_speed_ext_supported)
+            );
+            assert_eq!(
+                p("LinkSpeedExtEnabled"),
+                u64::from(pi.link_speed_ext_enabled)
+            );
+        }
+    }
 }

@@ -17,7 +17,7 @@ use ibmad::{DrPath, Gid, Method, Smp};
 use umad::rpc::Rpc;
 use umad::MadAddr;
 
-use crate::common::{CommonOpts, DestType};
+use crate::common::{CliError, CommonOpts, DestType};
 use crate::exit;
 
 /// The subnet prefix libibmad assumes when the port has none (`IB_DEFAULT_SUBN_PREFIX`).
@@ -28,6 +28,15 @@ const DEFAULT_SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
 pub fn ibexit(prog: &str, msg: &str) -> i32 {
     println!("{prog}: iberror: failed: {msg}");
     exit::FAILURE
+}
+
+/// Reports a common-option error as the C tools do: a run-time failure (`-t 0`, a bad `-y`)
+/// as [`ibexit`] on stdout, a usage error as [`CliError::report`].
+pub fn report(prog: &str, e: &CliError) -> i32 {
+    match e {
+        CliError::Failed(m) => ibexit(prog, m),
+        CliError::Usage(_) => e.report(prog),
+    }
 }
 
 /// A warning on stderr in libibmad's `IBWARN` form (`ibwarn: [pid] func: msg`).
@@ -391,7 +400,12 @@ impl SmpPort {
             dgid: Gid::new(prefix, guid),
             ..PathRecord::default()
         };
-        match self.rpc.sa_get(&template, comp::DGID | comp::SGID) {
+        let mask = comp::DGID | comp::SGID;
+        let answer = match self.sm_lid() {
+            Some(sm) => self.path_record_from(sm, &template, mask),
+            None => self.rpc.sa_get(&template, mask),
+        };
+        match answer {
             Ok(pr) => Some(pr.dlid),
             Err(e) => {
                 if self.opts.errors {
@@ -402,6 +416,53 @@ impl SmpPort {
             }
         }
     }
+}
+
+impl SmpPort {
+    /// `-s <lid>`: the SM (SA) to ask instead of the one the port knows.
+    fn sm_lid(&self) -> Option<u16> {
+        self.opts
+            .sm_port
+            .as_deref()
+            .map(c_strtol)
+            .filter(|&l| lid_valid(l))
+            .map(|l| l as u16)
+    }
+
+    /// An SA Get of the PathRecord matching `template` from the SA at `sm_lid`.
+    fn path_record_from(
+        &self,
+        sm_lid: u16,
+        template: &PathRecord,
+        mask: u64,
+    ) -> umad::Result<PathRecord> {
+        let mad = ibmad::sa::SaMad::get_request(template, mask, 0);
+        let req = self
+            .rpc
+            .request(mad, MadAddr::gsi(sm_lid))
+            .timeout(self.timeout());
+        let r = self.rpc.call(req)?.into_response(self.rpc.port())?;
+        let bad = |reason: String| umad::Error::BadResponse {
+            ca: self.rpc.port().ca_name().to_string(),
+            port: self.rpc.port().port_num(),
+            what: format!("SA PathRecord from LID {sm_lid}"),
+            reason,
+        };
+        let sa = ibmad::sa::SaMad::new_checked(&r.mad[..]).map_err(|e| bad(e.to_string()))?;
+        let status = sa.status().raw();
+        if status != 0 {
+            return Err(bad(format!("MAD status 0x{status:04x}")));
+        }
+        PathRecord::parse(sa.data()).map_err(|e| bad(e.to_string()))
+    }
+}
+
+/// `-s <lid>` as C checks it while reading the options: a valid LID, else C's
+/// `cannot resolve SM destination port` failure (printed; `Some(exit code)`).
+pub fn check_sm_port(prog: &str, opts: &CommonOpts) -> Option<i32> {
+    let s = opts.sm_port.as_deref()?;
+    (!lid_valid(c_strtol(s)))
+        .then(|| ibexit(prog, &format!("cannot resolve SM destination port {s}")))
 }
 
 #[cfg(test)]

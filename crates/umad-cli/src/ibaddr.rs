@@ -107,8 +107,11 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
+    if let Some(code) = crate::dest::check_sm_port(prog, &opts) {
+        return code;
+    }
     let mut show_gid = m.get_count("gid_show") > 0;
     let mut show_lid: i32 = i32::from(m.get_count("lid_show"));
     if m.get_count("Lid_show") > 0 {

@@ -3,8 +3,8 @@
 //! or `--json` (docs/json/ibstat-v1.schema.json).
 //!
 //! `ibstat [-l] [-s] [-p] [<ca_name> [portnum]]`: `-l` the CA names, `-s` without ports,
-//! `-p` the port GUIDs. Differences from C: FDR10 (`Rate: 40 (FDR10)`, read by C from the
-//! sysfs rate text) is not detected.
+//! `-p` the port GUIDs. FDR10 (`Rate: 40 (FDR10)`) is read as C reads it, from the sysfs
+//! `rate` text (ibsim's simulated port has none).
 
 use std::ffi::OsString;
 
@@ -58,20 +58,39 @@ fn ibpanic(msg: &str) -> i32 {
     exit::FAILURE
 }
 
-/// The CAs: the simulated one under `UMAD_IBSIM`, else every device in sysfs, by name.
-fn all_cas() -> Result<Vec<Ca>, String> {
+/// Whether sysfs says port `port` of `ca` runs FDR10 (C's `is_fdr10`: the `rate` text has
+/// `FDR10` just before its `)`, e.g. `40 Gb/sec (4X FDR10)`).
+fn is_fdr10(devices: Option<&Devices>, ca: &str, port: u32) -> bool {
+    let Some(d) = devices else { return false };
+    let path = d
+        .paths()
+        .class_dir
+        .join(ca)
+        .join("ports")
+        .join(port.to_string())
+        .join("rate");
+    std::fs::read_to_string(path).is_ok_and(|rate| {
+        rate.find(')')
+            .is_some_and(|i| i >= 5 && rate.as_bytes()[i - 5..i].eq_ignore_ascii_case(b"fdr10"))
+    })
+}
+
+/// The CAs: the simulated one under `UMAD_IBSIM`, else every device in sysfs, by name; and
+/// the sysfs devices (`None` under ibsim).
+fn all_cas() -> Result<(Vec<Ca>, Option<Devices>), String> {
     if umad::IbsimOptions::from_env().is_some() {
         let port = umad::Port::open(None, 0).map_err(|e| e.to_string())?;
-        return Ok(vec![port.ca().map_err(|e| e.to_string())?]);
+        return Ok((vec![port.ca().map_err(|e| e.to_string())?], None));
     }
     let devices = Devices::new();
     let names = devices
         .ca_names()
         .map_err(|e| format!("can't list IB device names: {e}"))?;
-    names
+    let cas = names
         .iter()
         .map(|n| devices.ca(n).map_err(|e| e.to_string()))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((cas, Some(devices)))
 }
 
 fn run(m: &ArgMatches) -> i32 {
@@ -80,7 +99,7 @@ fn run(m: &ArgMatches) -> i32 {
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     let dev_port = args.get(1).map(|a| c_strtol(a));
-    let cas = match all_cas() {
+    let (cas, devices) = match all_cas() {
         Ok(c) => c,
         Err(e) => return ibpanic(&e),
     };
@@ -115,7 +134,11 @@ fn run(m: &ArgMatches) -> i32 {
     for ca in &cas {
         if list {
             out.push_str(&format!("{}\n", ca.name));
-        } else if let Err(e) = write_ca(&mut out, ca, dev_port.filter(|&p| p >= 0), short) {
+        } else if let Err(e) =
+            write_ca(&mut out, ca, dev_port.filter(|&p| p >= 0), short, &|port| {
+                is_fdr10(devices.as_ref(), &ca.name, port)
+            })
+        {
             print!("{out}");
             eprintln!("ibwarn: [{}] ca_stat: {e}", std::process::id());
             return ibpanic(&format!("stat of IB device '{}' failed", ca.name));
@@ -136,8 +159,15 @@ fn type_name(ca: &Ca) -> &'static str {
     }
 }
 
-/// `ca_stat`: the CA header and its ports, or only port `port`.
-pub fn write_ca(out: &mut String, ca: &Ca, port: Option<i64>, short: bool) -> Result<(), String> {
+/// `ca_stat`: the CA header and its ports, or only port `port`; `fdr10` says whether a port
+/// runs FDR10.
+pub fn write_ca(
+    out: &mut String,
+    ca: &Ca,
+    port: Option<i64>,
+    short: bool,
+    fdr10: &dyn Fn(u32) -> bool,
+) -> Result<(), String> {
     let kind = type_name(ca);
     if let (false, Some(n)) = (short, port) {
         let p = u32::try_from(n)
@@ -151,7 +181,7 @@ pub fn write_ca(out: &mut String, ca: &Ca, port: Option<i64>, short: bool) -> Re
                 )
             })?;
         out.push_str(&format!("{kind}: '{}'\n", ca.name));
-        write_port(out, p, "", "");
+        write_port(out, p, "", "", fdr10(p.port_num));
         return Ok(());
     }
     out.push_str(&format!("{kind} '{}'\n", ca.name));
@@ -163,7 +193,7 @@ pub fn write_ca(out: &mut String, ca: &Ca, port: Option<i64>, short: bool) -> Re
     out.push_str(&format!("\tSystem image GUID: 0x{:016x}\n", ca.system_guid));
     if !short {
         for p in &ca.ports {
-            write_port(out, p, "\t", "\t\t");
+            write_port(out, p, "\t", "\t\t", fdr10(p.port_num));
         }
     }
     Ok(())
@@ -195,7 +225,7 @@ fn phys_name(s: u32) -> &'static str {
 }
 
 /// `port_dump`.
-fn write_port(out: &mut String, p: &PortAttrs, hdr: &str, pre: &str) {
+fn write_port(out: &mut String, p: &PortAttrs, hdr: &str, pre: &str, fdr10: bool) {
     out.push_str(&format!("{hdr}Port {}:\n", p.port_num));
     out.push_str(&format!("{pre}State: {}\n", state_name(p.state)));
     out.push_str(&format!(
@@ -203,6 +233,7 @@ fn write_port(out: &mut String, p: &PortAttrs, hdr: &str, pre: &str) {
         phys_name(p.phys_state)
     ));
     match p.rate {
+        r if fdr10 => out.push_str(&format!("{pre}Rate: {r} (FDR10)\n")),
         2 => out.push_str(&format!("{pre}Rate: 2.5\n")),
         r => out.push_str(&format!("{pre}Rate: {r}\n")),
     }
@@ -237,4 +268,35 @@ fn ca_json(ca: &Ca) -> Value {
             "link_layer": p.link_layer,
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use umad::device::Paths;
+
+    #[test]
+    fn fdr10_from_the_rate_text() {
+        let root = std::env::temp_dir().join(format!("umad-ibstat-fdr10-{}", std::process::id()));
+        let devices = Devices::with_paths(Paths::with_root(&root));
+        for (port, rate) in [
+            (1, "40 Gb/sec (4X FDR10)\n"),
+            (2, "56 Gb/sec (4X FDR)\n"),
+            (3, "10"),
+        ] {
+            let dir = devices
+                .paths()
+                .class_dir
+                .join("mlx4_0/ports")
+                .join(port.to_string());
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("rate"), rate).unwrap();
+        }
+        assert!(is_fdr10(Some(&devices), "mlx4_0", 1));
+        assert!(!is_fdr10(Some(&devices), "mlx4_0", 2));
+        assert!(!is_fdr10(Some(&devices), "mlx4_0", 3));
+        assert!(!is_fdr10(Some(&devices), "mlx4_0", 4));
+        assert!(!is_fdr10(None, "mlx4_0", 1));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

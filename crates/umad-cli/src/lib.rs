@@ -14,12 +14,16 @@ use std::path::Path;
 
 pub mod common;
 pub mod dest;
+pub mod dump_fts;
 pub mod ibaddr;
 pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibqueryerrors;
+pub mod ibroute;
 pub mod ibstat;
+pub mod ibtracert;
 pub mod perfquery;
+pub mod saquery;
 pub mod sminfo;
 pub mod smpdump;
 pub mod smpquery;
@@ -53,6 +57,36 @@ pub const TOOLS: &[Tool] = &[
         name: "ibnetdiscover",
         about: "discover the fabric's topology (text as infiniband-diags, --json, --diff)",
         main: ibnetdiscover::main,
+    },
+    Tool {
+        name: "dump_fts",
+        about: "dump every switch's unicast (or -M multicast) forwarding table",
+        main: dump_fts::main,
+    },
+    Tool {
+        name: "dump_lfts",
+        about: "dump_fts, as infiniband-diags' dump_lfts.sh wrapper",
+        main: dump_fts::main_lfts,
+    },
+    Tool {
+        name: "dump_mfts",
+        about: "dump_fts -M, as infiniband-diags' dump_mfts.sh wrapper",
+        main: dump_fts::main_mfts,
+    },
+    Tool {
+        name: "ibroute",
+        about: "dump a switch's unicast or multicast forwarding table",
+        main: ibroute::main,
+    },
+    Tool {
+        name: "ibtracert",
+        about: "trace the unicast (or -m multicast) route between two ports",
+        main: ibtracert::main,
+    },
+    Tool {
+        name: "saquery",
+        about: "query the subnet administrator's records (text as infiniband-diags, --json)",
+        main: saquery::main,
     },
     Tool {
         name: "smpquery",

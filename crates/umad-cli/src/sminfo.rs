@@ -65,7 +65,7 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     // C reads these with strtoul(..., 0) into ints.
     let num = |id: &str| -> u64 {

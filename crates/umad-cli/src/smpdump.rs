@@ -7,6 +7,7 @@
 //! there are no retries.
 
 use std::ffi::OsString;
+use std::io::Write;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use ibmad::dump::xdump;
@@ -61,7 +62,7 @@ fn ibpanic(msg: &str) -> i32 {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let mut opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let args: Vec<String> = m
         .get_many::<String>("args")
@@ -121,17 +122,21 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
         return exit::OK;
     }
-    let mut out = String::new();
+    // Bytes, not text: `-s` prints the data's bytes up to the first NUL as they are.
+    let mut out: Vec<u8> = Vec::new();
     if m.get_flag("string") {
         let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-        out.push_str(&String::from_utf8_lossy(&data[..end]));
-        out.push('\n');
+        out.extend_from_slice(&data[..end]);
+        out.push(b'\n');
     } else {
-        out.push_str(&xdump(data));
+        out.extend_from_slice(xdump(data).as_bytes());
     }
     if status != 0 {
-        out.push_str(&format!("SMP status: 0x{status:x}\n"));
+        out.extend_from_slice(format!("SMP status: 0x{status:x}\n").as_bytes());
     }
-    print!("{out}");
-    exit::OK
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(&out).and_then(|()| stdout.flush()) {
+        Ok(()) => exit::OK,
+        Err(_) => exit::FAILURE,
+    }
 }

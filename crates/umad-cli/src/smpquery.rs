@@ -8,9 +8,10 @@
 //! `MlnxExtPortInfo` (`MEPI`). The destination is a LID, a directed route (`-D`), a port
 //! GUID (`-G`), or a LID and a route (`-c`, combined routing).
 //!
-//! Differences from C: `-s <sm lid>` is accepted but GUIDs are resolved through the SM the
-//! local port knows; run-time errors print C's `iberror` line on stdout (as C), details on
-//! stderr.
+//! Failures print C's `iberror` line on stdout (as C does), details on stderr. Not
+//! supported:
+//! `-d` (C's libibmad debug output); `-c` is implemented but untested (ibsim does not answer
+//! combined-route SMPs).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -25,12 +26,16 @@ use crate::common::{self, CommonOpts, Parsed};
 use crate::dest::{c_strtol, ibexit, Dest, DrRoute, SmpPort};
 use crate::exit;
 
+/// An operation's function: the context, the destination, the arguments after it, the
+/// output to append to; the JSON result, or the error message.
+type OpFn = fn(&Ctx, &Dest, &[String], &mut Vec<u8>) -> Result<Value, String>;
+
 /// One operation: its name, alias, whether it takes a port number, and its function.
 struct Op {
     name: &'static str,
     alias: &'static str,
     port_arg: bool,
-    run: fn(&Ctx, &Dest, &[String], &mut String) -> Result<Value, String>,
+    run: OpFn,
 }
 
 /// The operations, in C's `match_tbl` order.
@@ -175,8 +180,11 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
+    if let Some(code) = crate::dest::check_sm_port(prog, &opts) {
+        return code;
+    }
     let args: Vec<String> = m
         .get_many::<String>("args")
         .map(|v| v.cloned().collect())
@@ -213,7 +221,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             None => return ibexit(prog, &format!("can't resolve destination port {}", args[1])),
         }
     };
-    let mut out = String::new();
+    let mut out: Vec<u8> = Vec::new();
     let result = (op.run)(&ctx, &dest, rest, &mut out);
     match result {
         Ok(value) => {
@@ -226,13 +234,13 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
                 });
                 println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
             } else {
-                print!("{out}");
+                write_out(&out);
             }
             exit::OK
         }
         Err(e) => {
             if !json {
-                print!("{out}");
+                write_out(&out);
             }
             // An IBEXIT inside a helper (is_port_info_extended_supported) has no
             // "operation" prefix: such errors start with '!'.
@@ -242,6 +250,18 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             }
         }
     }
+}
+
+/// Appends `s` to the output.
+fn put(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Writes the output (bytes: a node description is printed as it is).
+fn write_out(out: &[u8]) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out).and_then(|()| stdout.flush());
 }
 
 /// `-c`: `resolve_portid_str(..., "<lid> <route>", IB_DEST_DRSLID)`.
@@ -280,9 +300,16 @@ pub fn fields_json(data: &[u8], fields: &[dump::Field], hidden: Option<&str>) ->
                     json!({"name": f.name, "value": null, "text": "<not displayed>"})
                 } else {
                     let v = dump::get_bits(data, f.offset, f.width);
+                    // Wider than 32 bits (GUIDs, keys, prefixes): a hex string, as JSON
+                    // numbers lose bits past 2^53.
+                    let value = if f.width > 32 {
+                        json!(format!("0x{v:016x}"))
+                    } else {
+                        json!(v)
+                    };
                     json!({
                         "name": f.name,
-                        "value": v,
+                        "value": value,
                         "text": dump::format_value(f.fmt, f.width, v),
                     })
                 }
@@ -296,23 +323,17 @@ fn port_num(args: &[String]) -> i64 {
     args.first().map_or(0, |a| c_strtol(a))
 }
 
-fn node_info(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut String) -> Result<Value, String> {
+fn node_info(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut Vec<u8>) -> Result<Value, String> {
     let data = ctx
         .port
         .get(dest, id::NODE_INFO, 0)
         .ok_or("node info query failed")?;
-    out.push_str(&format!("# Node info: {}\n", dest.to_c_string()));
-    out.push_str(&dump::dump_fields(&data, dump::NODE_INFO));
+    put(out, &format!("# Node info: {}\n", dest.to_c_string()));
+    put(out, &dump::dump_fields(&data, dump::NODE_INFO));
     Ok(json!({"fields": fields_json(&data, dump::NODE_INFO, None)}))
 }
 
-/// The node description text of a NodeDescription attribute (up to the first NUL).
-fn node_description(data: &[u8]) -> String {
-    let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-    String::from_utf8_lossy(&data[..end]).into_owned()
-}
-
-fn node_desc(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut String) -> Result<Value, String> {
+fn node_desc(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut Vec<u8>) -> Result<Value, String> {
     let ni = ctx
         .port
         .get(dest, id::NODE_INFO, 0)
@@ -322,21 +343,33 @@ fn node_desc(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut String) -> Result<V
         .port
         .get(dest, id::NODE_DESC, 0)
         .ok_or("node desc query failed")?;
-    let desc = node_description(&nd);
-    let name = match &ctx.map {
-        Some(map) => map.remap(guid, &desc).into_owned(),
-        None => desc.clone(),
-    };
+    let raw = &nd[..nd.iter().position(|&b| b == 0).unwrap_or(nd.len())];
+    let desc = String::from_utf8_lossy(raw).into_owned();
+    // C's remap_node_name (with or without a map): the map's name for the GUID, else the
+    // description with every byte that isn't printable ASCII made a space. Bytes above 0x7f
+    // are handed to clean_description as one non-printable character each, so that each
+    // becomes one space, as in C.
+    let ascii: String = raw
+        .iter()
+        .map(|&b| if b.is_ascii() { b as char } else { '\u{1}' })
+        .collect();
+    let empty = NodeNameMap::new();
+    let name = ctx
+        .map
+        .as_ref()
+        .unwrap_or(&empty)
+        .remap(guid, &ascii)
+        .into_owned();
     let dots = if name.len() < 32 {
         ".".repeat(32 - name.len())
     } else {
         ".".into()
     };
-    out.push_str(&format!("Node Description:{dots}{name}\n"));
+    put(out, &format!("Node Description:{dots}{name}\n"));
     Ok(json!({"node_guid": format!("0x{guid:016x}"), "description": desc, "name": name}))
 }
 
-fn port_info(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Result<Value, String> {
+fn port_info(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut Vec<u8>) -> Result<Value, String> {
     let orig = port_num(args);
     let mut modifier = orig as u32;
     if ctx.extended_speeds {
@@ -347,12 +380,14 @@ fn port_info(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Resul
         .get(dest, id::PORT_INFO, modifier)
         .ok_or("port info query failed")?;
     let hidden = (!ctx.port.opts.show_keys).then_some(dump::PORT_INFO_MKEY);
-    out.push_str(&format!(
-        "# Port info: {} port {}\n",
-        dest.to_c_string(),
-        orig as i32
-    ));
-    out.push_str(&dump::dump_fields_hiding(&data, dump::PORT_INFO, hidden));
+    put(
+        out,
+        &format!("# Port info: {} port {}\n", dest.to_c_string(), orig as i32),
+    );
+    put(
+        out,
+        &dump::dump_fields_hiding(&data, dump::PORT_INFO, hidden),
+    );
     Ok(json!({"port": orig as i32, "fields": fields_json(&data, dump::PORT_INFO, hidden)}))
 }
 
@@ -393,7 +428,7 @@ fn port_info_extended(
     ctx: &Ctx,
     dest: &Dest,
     args: &[String],
-    out: &mut String,
+    out: &mut Vec<u8>,
 ) -> Result<Value, String> {
     let port = port_num(args) as i32;
     if !port_info_ext_supported(ctx, dest, port as u32)? {
@@ -403,11 +438,11 @@ fn port_info_extended(
         .port
         .get(dest, id::PORT_INFO_EXT, port as u32)
         .ok_or("port info extended query failed")?;
-    out.push_str(&format!(
-        "# Port info Extended: {} port {port}\n",
-        dest.to_c_string()
-    ));
-    out.push_str(&dump::dump_fields(&data, dump::PORT_INFO_EXT));
+    put(
+        out,
+        &format!("# Port info Extended: {} port {port}\n", dest.to_c_string()),
+    );
+    put(out, &dump::dump_fields(&data, dump::PORT_INFO_EXT));
     Ok(json!({"port": port, "fields": fields_json(&data, dump::PORT_INFO_EXT, None)}))
 }
 
@@ -415,28 +450,28 @@ fn mlnx_ext_port_info(
     ctx: &Ctx,
     dest: &Dest,
     args: &[String],
-    out: &mut String,
+    out: &mut Vec<u8>,
 ) -> Result<Value, String> {
     let port = port_num(args) as i32;
     let data = ctx
         .port
         .get(dest, id::MLNX_EXT_PORT_INFO, port as u32)
         .ok_or("Mellanox ext port info query failed")?;
-    out.push_str(&format!(
-        "# MLNX ext Port info: {} port {port}\n",
-        dest.to_c_string()
-    ));
-    out.push_str(&dump::dump_fields(&data, dump::MLNX_EXT_PORT_INFO));
+    put(
+        out,
+        &format!("# MLNX ext Port info: {} port {port}\n", dest.to_c_string()),
+    );
+    put(out, &dump::dump_fields(&data, dump::MLNX_EXT_PORT_INFO));
     Ok(json!({"port": port, "fields": fields_json(&data, dump::MLNX_EXT_PORT_INFO, None)}))
 }
 
-fn switch_info(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut String) -> Result<Value, String> {
+fn switch_info(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut Vec<u8>) -> Result<Value, String> {
     let data = ctx
         .port
         .get(dest, id::SWITCH_INFO, 0)
         .ok_or("switch info query failed")?;
-    out.push_str(&format!("# Switch info: {}\n", dest.to_c_string()));
-    out.push_str(&dump::dump_fields(&data, dump::SWITCH_INFO));
+    put(out, &format!("# Switch info: {}\n", dest.to_c_string()));
+    put(out, &dump::dump_fields(&data, dump::SWITCH_INFO));
     Ok(json!({"fields": fields_json(&data, dump::SWITCH_INFO, None)}))
 }
 
@@ -444,7 +479,7 @@ fn be16(data: &[u8], i: usize) -> u16 {
     u16::from_be_bytes([data[2 * i], data[2 * i + 1]])
 }
 
-fn pkey_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Result<Value, String> {
+fn pkey_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut Vec<u8>) -> Result<Value, String> {
     let portnum = port_num(args);
     let ni = ctx
         .port
@@ -482,15 +517,23 @@ fn pkey_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Resu
             let row: Vec<String> = (0..8)
                 .map(|x| format!("0x{:04x}", be16(&data, j + x)))
                 .collect();
-            out.push_str(&format!("{:4}: {}\n", i as usize * 32 + j, row.join(" ")));
+            put(
+                out,
+                &format!("{:4}: {}\n", i as usize * 32 + j, row.join(" ")),
+            );
             pkeys.extend((0..8).map(|x| be16(&data, j + x)));
         }
     }
-    out.push_str(&format!("{n} pkeys capacity for this port\n"));
+    put(out, &format!("{n} pkeys capacity for this port\n"));
     Ok(json!({"port": portnum, "capacity": n, "pkeys": pkeys}))
 }
 
-fn sl2vl_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Result<Value, String> {
+fn sl2vl_table(
+    ctx: &Ctx,
+    dest: &Dest,
+    args: &[String],
+    out: &mut Vec<u8>,
+) -> Result<Value, String> {
     let portnum = port_num(args);
     let ni = ctx
         .port
@@ -501,12 +544,12 @@ fn sl2vl_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Res
     if portnum > num_ports {
         return Err("invalid port number".into());
     }
-    out.push_str(&format!("# SL2VL table: {}\n", dest.to_c_string()));
-    out.push_str("#                 SL: |");
+    put(out, &format!("# SL2VL table: {}\n", dest.to_c_string()));
+    put(out, "#                 SL: |");
     for i in 0..16 {
-        out.push_str(&format!("{i:2}|"));
+        put(out, &format!("{i:2}|"));
     }
-    out.push('\n');
+    out.push(b'\n');
     let pairs: Vec<(i64, i64)> = if node_type != 2 {
         vec![(0, 0)]
     } else {
@@ -519,8 +562,8 @@ fn sl2vl_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Res
             .port
             .get(dest, id::SL2VL, modifier)
             .ok_or("slvl query failed")?;
-        out.push_str(&format!("ports: in {inp:2}, out {outp:2}: "));
-        out.push_str(&dump::sl2vl_row(&data));
+        put(out, &format!("ports: in {inp:2}, out {outp:2}: "));
+        put(out, &dump::sl2vl_row(&data));
         let vls: Vec<u8> = (0..16)
             .map(|sl| {
                 let b = data[sl / 2];
@@ -544,16 +587,16 @@ fn vlarb_dump(
     name: &str,
     offset: u32,
     cap: usize,
-    out: &mut String,
+    out: &mut Vec<u8>,
 ) -> Result<Value, String> {
-    out.push_str(&format!("# {name} priority VL Arbitration Table:"));
+    put(out, &format!("# {name} priority VL Arbitration Table:"));
     let mut entries = Vec::new();
-    let mut block = |off: u32, n: usize, out: &mut String| -> Result<(), String> {
+    let mut block = |off: u32, n: usize, out: &mut Vec<u8>| -> Result<(), String> {
         let data = ctx
             .port
             .get(dest, id::VL_ARB, (off << 16) | portnum)
             .ok_or("vl arb query failed")?;
-        out.push_str(&dump::vlarb_rows(&data, n));
+        put(out, &dump::vlarb_rows(&data, n));
         for i in 0..n {
             entries.push(json!({"vl": data[2 * i] & 0xf, "weight": data[2 * i + 1]}));
         }
@@ -566,7 +609,12 @@ fn vlarb_dump(
     Ok(Value::Array(entries))
 }
 
-fn vlarb_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Result<Value, String> {
+fn vlarb_table(
+    ctx: &Ctx,
+    dest: &Dest,
+    args: &[String],
+    out: &mut Vec<u8>,
+) -> Result<Value, String> {
     let portnum = port_num(args) as u32;
     if portnum == 0 {
         let ni = ctx
@@ -579,10 +627,13 @@ fn vlarb_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Res
                 .get(dest, id::SWITCH_INFO, 0)
                 .ok_or("switch info query failed")?;
             if dump::get_bits(&si, 132, 1) == 0 {
-                out.push_str(&format!(
-                    "# No VLArbitration tables (BSP0): {} port 0\n",
-                    dest.to_c_string()
-                ));
+                put(
+                    out,
+                    &format!(
+                        "# No VLArbitration tables (BSP0): {} port 0\n",
+                        dest.to_c_string()
+                    ),
+                );
                 return Ok(json!({"port": 0, "low": null, "high": null}));
             }
         }
@@ -593,11 +644,14 @@ fn vlarb_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Res
         .ok_or("port info query failed")?;
     let lowcap = dump::get_bits(&pi, 320, 8) as usize;
     let highcap = dump::get_bits(&pi, 312, 8) as usize;
-    out.push_str(&format!(
-        "# VLArbitration tables: {} port {} LowCap {lowcap} HighCap {highcap}\n",
-        dest.to_c_string(),
-        portnum as i32
-    ));
+    put(
+        out,
+        &format!(
+            "# VLArbitration tables: {} port {} LowCap {lowcap} HighCap {highcap}\n",
+            dest.to_c_string(),
+            portnum as i32
+        ),
+    );
     let mut low = Value::Null;
     let mut high = Value::Null;
     if lowcap > 0 {
@@ -609,7 +663,7 @@ fn vlarb_table(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut String) -> Res
     Ok(json!({"port": portnum, "low_cap": lowcap, "high_cap": highcap, "low": low, "high": high}))
 }
 
-fn guid_info(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut String) -> Result<Value, String> {
+fn guid_info(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut Vec<u8>) -> Result<Value, String> {
     let pi = ctx
         .port
         .get(dest, id::PORT_INFO, 0)
@@ -630,14 +684,14 @@ fn guid_info(ctx: &Ctx, dest: &Dest, _: &[String], out: &mut String) -> Result<V
         for j in (0..k as usize).step_by(2) {
             let g0 = dump::get_bits(&data, (j * 64) as u16, 64);
             let g1 = dump::get_bits(&data, ((j + 1) * 64) as u16, 64);
-            out.push_str(&format!(
-                "{:4}: 0x{g0:016x} 0x{g1:016x}\n",
-                i as usize * 8 + j
-            ));
+            put(
+                out,
+                &format!("{:4}: 0x{g0:016x} 0x{g1:016x}\n", i as usize * 8 + j),
+            );
             guids.push(format!("0x{g0:016x}"));
             guids.push(format!("0x{g1:016x}"));
         }
     }
-    out.push_str(&format!("{n} guids capacity for this port\n"));
+    put(out, &format!("{n} guids capacity for this port\n"));
     Ok(json!({"capacity": n, "guids": guids}))
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_valid, c_named, json_schema, ours_tool};
+use common::{assert_valid, c_run, json_schema, our_run};
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
 
 /// A map naming a node that exists in all three fabrics (GUID 0x100000: see
@@ -41,8 +41,8 @@ fn compare(fabric: &str, cases_extra: &[&[&str]]) {
     ];
     cases.extend(cases_extra.iter().map(|c| c.to_vec()));
     for args in &cases {
-        let (c_code, c_out) = c_named(&sim, "iblinkinfo", args);
-        let (our_code, our_out) = ours_tool(&sim, "iblinkinfo", args);
+        let (c_code, c_out) = c_run(&sim, "iblinkinfo", args);
+        let (our_code, our_out) = our_run(&sim, "iblinkinfo", args);
         assert_eq!(our_code, c_code, "{fabric} {args:?}: exit codes");
         assert_eq!(our_out, c_out, "{fabric} {args:?}: stdout differs");
         if args.is_empty() {
@@ -56,12 +56,12 @@ fn compare(fabric: &str, cases_extra: &[&[&str]]) {
         vec!["--json", "-p", "-d"],
         vec!["--json", "-D", "0,1"],
     ] {
-        let (code, out) = ours_tool(&sim, "iblinkinfo", &args);
+        let (code, out) = our_run(&sim, "iblinkinfo", &args);
         assert_eq!(code, 0, "{fabric} {args:?}");
         assert_valid(&schema, &out);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         let text_args: Vec<&str> = args[1..].to_vec();
-        let (_, text) = ours_tool(&sim, "iblinkinfo", &text_args);
+        let (_, text) = our_run(&sim, "iblinkinfo", &text_args);
         let port_lines = text.lines().filter(|l| l.contains("==(")).count();
         assert_eq!(v["ports"].as_array().unwrap().len(), port_lines, "{args:?}");
     }

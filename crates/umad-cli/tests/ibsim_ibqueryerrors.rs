@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_valid, c_named, json_schema, ours_tool};
+use common::{assert_valid, c_run, json_schema, our_run};
 use ibsim_harness::{fabrics_dir, netfile_switches, require_ibsim, Ibsim};
 
 /// `[PortXmitData == 123 (0.480KB)]` and the like with the numbers masked.
@@ -55,8 +55,8 @@ fn inject(sim: &Ibsim, ca: &str, sw: &str) {
 }
 
 fn same(sim: &Ibsim, fabric: &str, args: &[&str]) -> (i32, String) {
-    let (c_code, c_out) = c_named(sim, "ibqueryerrors", args);
-    let (our_code, our_out) = ours_tool(sim, "ibqueryerrors", args);
+    let (c_code, c_out) = c_run(sim, "ibqueryerrors", args);
+    let (our_code, our_out) = our_run(sim, "ibqueryerrors", args);
     assert_eq!(our_code, c_code, "{fabric} {args:?}: exit codes");
     assert_eq!(
         mask_data(&our_out),
@@ -120,7 +120,7 @@ fn compare(fabric: &str, extra: &[&[&str]]) {
     for args in &cases {
         same(&sim, fabric, args);
     }
-    let (code, out) = ours_tool(&sim, "ibqueryerrors", &["--skip-sl"]);
+    let (code, out) = our_run(&sim, "ibqueryerrors", &["--skip-sl"]);
     assert_eq!(code, 1, "{fabric}: errors were injected");
     assert!(
         out.contains("[SymbolErrorCounter == 42]"),
@@ -133,18 +133,18 @@ fn compare(fabric: &str, extra: &[&[&str]]) {
         vec!["--skip-sl", "--json"],
         vec!["--skip-sl", "--json", "--counters", "--switch"],
     ] {
-        let (_, out) = ours_tool(&sim, "ibqueryerrors", &args);
+        let (_, out) = our_run(&sim, "ibqueryerrors", &args);
         assert_valid(&schema, &out);
     }
 
     // -k clears the error counters, -K the data counters: C's run, then the same injection
     // and ours, each followed by a plain run.
     for clear in ["-k", "-K"] {
-        let (c_code, c_out) = c_named(&sim, "ibqueryerrors", &["--skip-sl", clear]);
-        let (_, c_after) = c_named(&sim, "ibqueryerrors", &["--skip-sl"]);
+        let (c_code, c_out) = c_run(&sim, "ibqueryerrors", &["--skip-sl", clear]);
+        let (_, c_after) = c_run(&sim, "ibqueryerrors", &["--skip-sl"]);
         inject(&sim, &ca, &sw);
-        let (our_code, our_out) = ours_tool(&sim, "ibqueryerrors", &["--skip-sl", clear]);
-        let (_, our_after) = ours_tool(&sim, "ibqueryerrors", &["--skip-sl"]);
+        let (our_code, our_out) = our_run(&sim, "ibqueryerrors", &["--skip-sl", clear]);
+        let (_, our_after) = our_run(&sim, "ibqueryerrors", &["--skip-sl"]);
         assert_eq!(our_code, c_code, "{fabric} {clear}");
         assert_eq!(mask_data(&our_out), mask_data(&c_out), "{fabric} {clear}");
         assert_eq!(

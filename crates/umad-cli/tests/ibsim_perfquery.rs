@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_valid, c_named, json_schema, local_and_neighbor_lids, ours_tool};
+use common::{assert_valid, c_run, json_schema, local_and_neighbor_lids, our_run};
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
 
 /// The counters ibsim changes with the tools' own traffic.
@@ -86,8 +86,8 @@ fn compare(fabric: &str) {
         vec!["--no-such-option"],
     ];
     for args in &cases {
-        let (c_code, c_out) = c_named(&sim, "perfquery", args);
-        let (our_code, our_out) = ours_tool(&sim, "perfquery", args);
+        let (c_code, c_out) = c_run(&sim, "perfquery", args);
+        let (our_code, our_out) = our_run(&sim, "perfquery", args);
         assert_eq!(our_code, c_code, "{fabric} {args:?}: exit codes");
         assert_eq!(
             mask_traffic(&our_out),
@@ -96,10 +96,10 @@ fn compare(fabric: &str) {
         );
     }
     // The expected successes really printed counters, the failures C's iberror line.
-    let (code, out) = ours_tool(&sim, "perfquery", &["-a", sw]);
+    let (code, out) = our_run(&sim, "perfquery", &["-a", sw]);
     assert_eq!(code, 0);
     assert!(out.starts_with(&format!("# Port counters: Lid {sw} port 255 (CapMask: 0x")));
-    let (code, out) = ours_tool(&sim, "perfquery", &[sw, "3-1"]);
+    let (code, out) = our_run(&sim, "perfquery", &[sw, "3-1"]);
     assert_eq!(code, 255);
     assert_eq!(
         out,
@@ -114,7 +114,7 @@ fn compare(fabric: &str) {
         vec!["--json", "-r", "-E", sw, "1"],
         vec!["--json", "-a", ca],
     ] {
-        let (code, out) = ours_tool(&sim, "perfquery", &args);
+        let (code, out) = our_run(&sim, "perfquery", &args);
         assert_eq!(code, 0, "{fabric} {args:?}");
         assert_valid(&schema, &out);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -161,3 +161,58 @@ fn threads_share_one_engine_on_ibsim() {
         assert_eq!(w.join().unwrap(), serial);
     }
 }
+
+/// The async face over the same engine on ibsim: the same answers as the blocking calls.
+#[cfg(feature = "async")]
+#[test]
+fn async_calls_agree_with_blocking_ones_on_ibsim() {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    /// One future at a time, parking between wake-ups: any executor would do.
+    fn block_on<F: Future>(f: F) -> F::Output {
+        struct Unpark(thread::Thread);
+        impl Wake for Unpark {
+            fn wake(self: Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = Waker::from(Arc::new(Unpark(thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        let mut f = pin!(f);
+        loop {
+            if let Poll::Ready(x) = f.as_mut().poll(&mut cx) {
+                return x;
+            }
+            thread::park_timeout(Duration::from_millis(50));
+        }
+    }
+
+    if !require_ibsim("async_calls_agree_with_blocking_ones_on_ibsim") {
+        return;
+    }
+    let sim = Ibsim::start(example_fabric()).expect("ibsim");
+    let rpc = rpc_on(&sim, "H-host1");
+    let serial = serial_walk(&rpc);
+    let futures: Vec<_> = serial
+        .keys()
+        .map(|hops| {
+            let path = DrPath::from_hops(hops).unwrap();
+            let smp = Smp::dr_request(Method::Get, attr::id::NODE_INFO, 0, 0, &path);
+            let req = rpc.request(smp, MadAddr::directed_route());
+            (hops.clone(), rpc.call_async(req).unwrap())
+        })
+        .collect();
+    let mut got = BTreeMap::new();
+    for (hops, f) in futures {
+        let c = block_on(f).unwrap();
+        let info = c
+            .outcome
+            .response()
+            .map(|r| NodeInfo::parse(Smp::new_checked(&r.mad[..]).unwrap().data()).unwrap());
+        got.insert(hops, info);
+    }
+    assert_eq!(got, serial);
+}

@@ -1,7 +1,8 @@
 //! The kernel transport and sysfs enumeration through ibsim's LD_PRELOAD shim (umad2sim),
-//! compared with the C tools on the same simulated port: our `ibstat` example against the C
-//! `ibstat`, our `nodeinfo` example against `smpquery -D nodeinfo`. The examples also run
-//! natively (`UMAD_IBSIM`), which must print the same.
+//! compared with the C tools on the same simulated port: our `nodeinfo` example against
+//! `smpquery -D nodeinfo`. The example also runs natively (`UMAD_IBSIM`), which must print the
+//! same. (`umad ibstat`, the ibstat that was an example here, is compared with the C `ibstat`
+//! the same three ways in `crates/umad-cli/tests/ibsim_ibstat.rs`.)
 //!
 //! The example binaries are built by plain `cargo test` before tests run (`cargo test
 //! --all-targets` would build them as test harnesses instead).
@@ -52,43 +53,6 @@ fn three_ways(sim: &Ibsim, node: &str, c_tool: &str, ours: &str, args: &[&str]) 
     )
     .expect("run natively");
     [c, shim, native]
-}
-
-#[test]
-fn umad2sim_ibstat_matches_c_ibstat() {
-    if !require_ibsim("umad2sim_ibstat_matches_c_ibstat") {
-        return;
-    }
-    let sim = Ibsim::start(example_fabric()).expect("start ibsim");
-    sim.run_sm_once().expect("opensm -o");
-    for node in ["H-host1", "H-host3", "S-sw1"] {
-        for args in [&[][..], &["-l"], &["-s"], &["-p"], &["ibsim0"]] {
-            let [c, shim, native] = three_ways(&sim, node, "ibstat", "ibstat", args);
-            assert!(
-                c.status.success(),
-                "C ibstat failed: {}",
-                String::from_utf8_lossy(&c.stderr)
-            );
-            assert!(!stdout(&c).is_empty());
-            assert_eq!(
-                stdout(&shim),
-                stdout(&c),
-                "ibstat {args:?} at {node} under umad2sim differs from C; stderr: {}",
-                String::from_utf8_lossy(&shim.stderr)
-            );
-            assert_eq!(
-                stdout(&native),
-                stdout(&c),
-                "ibstat {args:?} at {node} over native ibsim differs from C; stderr: {}",
-                String::from_utf8_lossy(&native.stderr)
-            );
-        }
-    }
-    // One port, as `ibstat ibsim0 1`.
-    let [c, shim, native] = three_ways(&sim, "H-host1", "ibstat", "ibstat", &["ibsim0", "1"]);
-    assert!(stdout(&c).contains("State: Active"), "{}", stdout(&c));
-    assert_eq!(stdout(&shim), stdout(&c));
-    assert_eq!(stdout(&native), stdout(&c));
 }
 
 #[test]

@@ -97,26 +97,36 @@ pub mod inform_info;
 pub mod lft_record;
 pub mod link_record;
 pub mod mc_member_record;
+pub mod mft_record;
 pub mod node_record;
 pub mod path_record;
 pub mod pkey_table_record;
 pub mod port_info_record;
 pub mod service_record;
+pub mod sl2vl_record;
 pub mod sm_info_record;
 pub mod switch_info_record;
+pub mod vl_arb_record;
+
+// ClassPortInfo travels in the SA data area too (SA Get(ClassPortInfo)).
+impl_sa_record!(ClassPortInfo, attr_id::CLASS_PORT_INFO);
+use crate::attr::ClassPortInfo;
 
 pub use guid_info_record::GuidInfoRecord;
 pub use inform_info::{InformInfo, InformInfoRecord};
 pub use lft_record::LftRecord;
 pub use link_record::LinkRecord;
 pub use mc_member_record::McMemberRecord;
+pub use mft_record::MftRecord;
 pub use node_record::NodeRecord;
 pub use path_record::PathRecord;
 pub use pkey_table_record::PKeyTableRecord;
 pub use port_info_record::PortInfoRecord;
 pub use service_record::ServiceRecord;
+pub use sl2vl_record::Sl2VlRecord;
 pub use sm_info_record::SmInfoRecord;
 pub use switch_info_record::SwitchInfoRecord;
+pub use vl_arb_record::VlArbRecord;
 
 mod field {
     use crate::bytes::{Field, Rest};

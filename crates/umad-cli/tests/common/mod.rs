@@ -151,8 +151,24 @@ pub fn c_tool(sim: &ibsim_harness::Ibsim, args: &[&str]) -> (i32, String) {
     )
 }
 
-/// `umad <tool> <args>` against `sim`; returns (exit code, stdout).
-pub fn ours_tool(sim: &ibsim_harness::Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
+/// C `<tool> <args>` under umad2sim: exit code and stdout. C names itself by `argv[0]`, the full path the harness ran: the
+/// `iberror` lines are compared with the tool's name.
+pub fn c_run(sim: &ibsim_harness::Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
+    let out = run(sim.umad2sim_command(tool).args(args));
+    let text = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| match l.split_once(": iberror: ") {
+            Some((p, rest)) if p.ends_with(&format!("/{tool}")) => {
+                format!("{tool}: iberror: {rest}\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// `umad <tool> <args>` natively: exit code and stdout.
+pub fn our_run(sim: &ibsim_harness::Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
     let out = run(native(sim, &umad()).arg(tool).args(args));
     (
         out.status.code().unwrap_or(-1),
@@ -160,14 +176,81 @@ pub fn ours_tool(sim: &ibsim_harness::Ibsim, tool: &str, args: &[&str]) -> (i32,
     )
 }
 
-/// C `<tool> <args>` against `sim` under umad2sim; returns (exit code, stdout).
-pub fn c_named(sim: &ibsim_harness::Ibsim, tool: &str, args: &[&str]) -> (i32, String) {
-    let out = run(sim.umad2sim_command(tool).args(args));
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+/// (GUID, LID) of every switch in C `ibnetdiscover` output.
+pub fn switches(text: &str) -> Vec<(String, String)> {
+    let mut guid = None;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if let Some(g) = l.strip_prefix("switchguid=") {
+            guid = g.split('(').next().map(str::to_string);
+        }
+        if l.starts_with("Switch") {
+            let lid = l
+                .split(" lid ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next());
+            if let (Some(g), Some(lid)) = (guid.take(), lid) {
+                out.push((g, lid.to_string()));
+            }
+        }
+    }
+    out
 }
+
+/// The LID of each CA's first port in C `ibnetdiscover` output.
+pub fn ca_lids(text: &str) -> Vec<String> {
+    let mut in_ca = false;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if l.starts_with("Ca") {
+            in_ca = true;
+        } else if in_ca && l.starts_with('[') {
+            if let Some(lid) = l
+                .split("# lid ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+            {
+                out.push(lid.to_string());
+            }
+            in_ca = false;
+        }
+    }
+    out
+}
+
+/// Joins the port of the ibsim node `node` (a description) to the multicast group `mgid` as
+/// a full member: an SA Set(MCMemberRecord) from that port.
+pub fn join(sim: &ibsim_harness::Ibsim, node: &str, mgid: ibmad::Gid) {
+    let mut o = umad::IbsimOptions::new(sim.socket_name());
+    o.node = Some(node.to_string());
+    let port = umad::Port::open_ibsim(&o).expect("attach");
+    let attrs = port.ca().unwrap().port(port.port_num()).unwrap().clone();
+    let rpc = umad::rpc::Rpc::new(port);
+    let rec = ibmad::sa::McMemberRecord {
+        mgid,
+        port_gid: ibmad::Gid::new(attrs.gid_prefix, attrs.port_guid),
+        join_state: ibmad::sa::mc_member_record::join_state::FULL_MEMBER,
+        ..ibmad::sa::McMemberRecord::default()
+    };
+    let mad = ibmad::SaMad::record_request(
+        ibmad::Method::Set,
+        &rec,
+        {
+            use ibmad::sa::mc_member_record::comp;
+            comp::MGID | comp::PORT_GID | comp::JOIN_STATE
+        },
+        0,
+    );
+    let done = rpc
+        .call(rpc.request(mad, rpc.sa_addr().unwrap()))
+        .unwrap()
+        .into_response(rpc.port())
+        .unwrap();
+    let sa = ibmad::SaMad::new_checked(&done.mad[..]).unwrap();
+    assert_eq!(sa.status().raw(), 0, "join of {node}");
+}
+
+pub mod smp;
 
 /// The schema `docs/json/<name>`, parsed.
 pub fn json_schema(name: &str) -> serde_json::Value {
@@ -179,10 +262,8 @@ pub fn json_schema(name: &str) -> serde_json::Value {
 /// through a native ibsim port.
 pub fn local_and_neighbor_lids(sim: &ibsim_harness::Ibsim) -> (u16, u16) {
     use umad::rpc::{Rpc, Target};
-    let port = umad::Port::open_ibsim(&umad::transport::ibsim::IbsimOptions::new(
-        sim.socket_name(),
-    ))
-    .expect("ibsim port");
+    let port =
+        umad::Port::open_ibsim(&umad::IbsimOptions::new(sim.socket_name())).expect("ibsim port");
     let rpc = Rpc::new(std::sync::Arc::new(port));
     let local: ibmad::attr::PortInfo = rpc
         .smp_get(&Target::Dr(ibmad::DrPath::local()), 0)

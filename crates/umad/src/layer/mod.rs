@@ -89,6 +89,9 @@ struct State {
     flag_up: bool,
     /// Whether the progress thread has been nudged since it last took the outbox.
     nudged: bool,
+    /// Application threads asleep on [`Shared::changed`]: the progress thread wakes them only
+    /// when there are any (a futex wake is a system call even with nobody waiting).
+    sleepers: usize,
 }
 
 struct Shared {
@@ -155,6 +158,7 @@ impl Shared {
             let mut st = self.lock();
             st.failed = Some((e.to_string(), e.errno()));
             self.sync_flag(&mut st);
+            // Always: a failure must reach every waiter, counted or not.
             self.changed.notify_all();
         }
     }
@@ -183,7 +187,7 @@ impl Shared {
                 let out = st.engine.take_outbox();
                 st.nudged = false;
                 let next = st.engine.next_deadline();
-                if st.engine.ready().len() != before {
+                if st.engine.ready().len() != before && st.sleepers > 0 {
                     self.changed.notify_all();
                 }
                 self.sync_flag(&mut st);
@@ -249,6 +253,7 @@ impl MadLayer {
                 failed: None,
                 flag_up: false,
                 nudged: false,
+                sleepers: 0,
             }),
             changed: Condvar::new(),
             wake,
@@ -394,24 +399,28 @@ impl Transport for MadLayer {
     }
 }
 
-/// Waits on `cv` until `until` (`None`: forever); `None` when the time is up.
+/// Waits on `cv` until `until` (`None`: forever), counted in [`State::sleepers`]; `None` when
+/// the time is up.
 fn wait<'a>(
     cv: &Condvar,
-    st: MutexGuard<'a, State>,
+    mut st: MutexGuard<'a, State>,
     until: Option<Instant>,
 ) -> Option<MutexGuard<'a, State>> {
-    match until {
-        None => Some(cv.wait(st).unwrap_or_else(|p| p.into_inner())),
+    let left = match until {
+        None => None,
         Some(u) => {
             let left = u.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return None;
             }
-            Some(
-                cv.wait_timeout(st, left)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0,
-            )
+            Some(left)
         }
-    }
+    };
+    st.sleepers += 1;
+    let mut st = match left {
+        None => cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+        Some(l) => cv.wait_timeout(st, l).unwrap_or_else(|p| p.into_inner()).0,
+    };
+    st.sleepers -= 1;
+    Some(st)
 }

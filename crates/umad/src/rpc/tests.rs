@@ -354,3 +354,32 @@ fn sessions_have_their_own_completion_queues() {
         .is_none());
     assert!(fake.state().max_outstanding <= 8);
 }
+
+#[test]
+fn deadlines_of_landed_requests_do_not_pile_up_behind_a_live_one() {
+    // A request nobody answers (the fake ignores MADs with a response method) keeps the
+    // earliest deadline on top of the heap; 2,000 answered requests with later deadlines
+    // land meanwhile. Their entries must not pile up behind it.
+    let (rpc, _fake) = engine(Behaviour::default(), Window::of(8));
+    let mut ignored = request(1, 0, 0).timeout(Duration::from_secs(30)).retries(0);
+    ignored.mad[3] = 0x81;
+    rpc.submit(ignored).unwrap();
+    for i in 1..=2000 {
+        let r = request(2, 0, i).timeout(Duration::from_secs(60)).retries(0);
+        rpc.submit(r).unwrap();
+    }
+    for _ in 0..2000 {
+        let c = rpc
+            .next(Some(Duration::from_secs(20)))
+            .unwrap()
+            .expect("a completion");
+        assert!(own_response(&c), "{:?}", c.outcome);
+    }
+    let st = rpc.inner.lock();
+    assert_eq!(st.flights.len(), 1, "only the ignored request is in flight");
+    assert!(
+        st.deadlines.len() <= 2 * 8 + 64 + 1,
+        "{} deadline entries for 1 flight",
+        st.deadlines.len()
+    );
+}
