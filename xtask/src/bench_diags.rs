@@ -141,15 +141,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     println!("medians of {runs} interleaved rounds:");
     let mut all_met = true;
-    for tool in 0..TOOLS.len() {
+    for (tool, (name, _)) in TOOLS.iter().enumerate() {
         let u = med(Contender { tool, umad: true });
         let c = med(Contender { tool, umad: false });
         let r = ratio(u, c);
         let ok = goal_met(r, Goal::AtMost(GOAL));
         all_met &= ok;
         println!(
-            "  {:14} umad {:7.1} ms   C {:7.1} ms   umad ÷ C {r:.3} (goal ≤ {GOAL:.2}: {})",
-            TOOLS[tool].0,
+            "  {name:14} umad {:7.1} ms   C {:7.1} ms   umad ÷ C {r:.3} (goal ≤ {GOAL:.2}: {})",
             ms(u),
             ms(c),
             met(ok)
