@@ -135,7 +135,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
 /// The `umad` binary to measure: `$UMAD_BIN`, else crates/umad-cli built now (release), else
 /// `None`.
-fn umad_binary() -> Result<Option<PathBuf>, String> {
+pub(crate) fn umad_binary() -> Result<Option<PathBuf>, String> {
     if let Some(p) = std::env::var_os(UMAD_BIN_ENV).filter(|v| !v.is_empty()) {
         let p = PathBuf::from(p);
         return if p.is_file() {

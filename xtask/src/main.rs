@@ -1,6 +1,7 @@
 //! Project automation for umad-rs: `cargo xtask <command>` (see `cargo xtask help`).
 
 mod bench;
+mod bench_diags;
 mod bench_discover;
 mod bench_rmpp;
 mod bench_roundtrip;
@@ -64,6 +65,11 @@ commands:
         ibnetdiscover default and -o 128 under umad2sim, and the floor (SMPs ÷ the best raw
         MAD rate, 32/64/128 in flight); N interleaved rounds (default 11, at least 10),
         unpinned unless --pin. Re-runs itself as an optimized build
+  bench-diags [--runs N] [--pin]
+        `umad iblinkinfo` and `umad ibqueryerrors --skip-sl` (crates/umad-cli, native
+        transport; or UMAD_BIN=<umad>) vs the C tools under umad2sim on fabrics/fattree-1008.net
+        (1052 nodes): checked identical, then N interleaved rounds (default 9, at least 7),
+        medians, umad ÷ C per tool (goal <= 0.25). Re-runs itself as an optimized build
   package [CARGO_PACKAGE_ARGS...]
         check the crates.io metadata of every publishable workspace member (publish not
         false), then `cargo package` them together, verified (e.g. `-- --allow-dirty`)
@@ -94,6 +100,7 @@ fn main() -> ExitCode {
         "bench-rmpp" => bench_rmpp::run(rest),
         "bench-roundtrip" => bench_roundtrip::run(rest),
         "bench-discover" => bench_discover::run(rest),
+        "bench-diags" => bench_diags::run(rest),
         bench_roundtrip::CHILD_COMMAND => bench_roundtrip::child(rest),
         "package" => package::run(rest),
         "msrv" => package::msrv(rest),

@@ -280,6 +280,10 @@ pub struct Discovery {
     pub self_lid: u16,
     /// The local node's NodeInfo (from the self look-up).
     pub self_node: NodeInfo,
+    /// Every PortInfo answered, whole, by (node GUID, port number): the fields the model
+    /// does not keep (supported widths and speeds, HOQ life, VL stall count, ...) for tools
+    /// such as iblinkinfo.
+    pub port_infos: HashMap<(u64, u8), PortInfo>,
 }
 
 impl Discovery {
@@ -368,6 +372,8 @@ struct Scan<'o> {
     local_port: HashMap<(usize, u8), u8>,
     /// A switch's port 0 CapabilityMask2 (the model keeps only CapabilityMask).
     port0_cap2: HashMap<usize, u16>,
+    /// Every PortInfo answered, by (node GUID, port number).
+    port_infos: HashMap<(u64, u8), PortInfo>,
 }
 
 impl<'o> Scan<'o> {
@@ -386,6 +392,7 @@ impl<'o> Scan<'o> {
             done: 0,
             local_port: HashMap::new(),
             port0_cap2: HashMap::new(),
+            port_infos: HashMap::new(),
         };
         s.issue(opts.from, Query::NodeInfo, Ctx::NodeInfo(None));
         s
@@ -645,6 +652,7 @@ impl<'o> Scan<'o> {
         self.books[n].port_info_answered += 1;
         self.local_port.insert((n, port_num), pi.local_port_num);
         let node = &mut self.fabric.nodes[n];
+        self.port_infos.insert((node.guid, port_num), *pi);
         let is_switch = node.is_switch();
         node.apply_port_info(port_num, pi);
 
@@ -775,6 +783,7 @@ impl<'o> Scan<'o> {
             stats: self.stats,
             self_lid: 0,
             self_node: NodeInfo::default(),
+            port_infos: self.port_infos,
         }
     }
 }

@@ -23,6 +23,8 @@ use core::fmt::Write;
 
 use crate::{LinkWidth, Mtu, NodeType, PhysPortState, PortState};
 
+pub mod perf;
+
 /// How a field's value prints (one libibmad `mad_dump_*` function each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fmt {

@@ -16,12 +16,15 @@ pub mod common;
 pub mod dest;
 pub mod dump_fts;
 pub mod ibaddr;
+pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibnodes;
 pub mod ibportstate;
+pub mod ibqueryerrors;
 pub mod ibroute;
 pub mod ibstat;
 pub mod ibtracert;
+pub mod perfquery;
 pub mod saquery;
 pub mod sminfo;
 pub mod smpdump;
@@ -136,6 +139,21 @@ pub const TOOLS: &[Tool] = &[
         name: "ibnodes",
         about: "list the fabric's CAs, then its switches (ibhosts; ibswitches)",
         main: ibnodes::ibnodes_main,
+    },
+    Tool {
+        name: "perfquery",
+        about: "read (and reset) performance counters (-x, -a, -l, -r, -R, -X, -S, -T, ...)",
+        main: perfquery::main,
+    },
+    Tool {
+        name: "iblinkinfo",
+        about: "show every link of the fabric (-l line mode, -p, -d, --switches-only, -D/-G)",
+        main: iblinkinfo::main,
+    },
+    Tool {
+        name: "ibqueryerrors",
+        about: "report port error counters beyond thresholds over the fabric (-k, -K, --data, ...)",
+        main: ibqueryerrors::main,
     },
 ];
 

@@ -251,3 +251,25 @@ pub fn join(sim: &ibsim_harness::Ibsim, node: &str, mgid: ibmad::Gid) {
 }
 
 pub mod smp;
+
+/// The schema `docs/json/<name>`, parsed.
+pub fn json_schema(name: &str) -> serde_json::Value {
+    let p = repo_root().join("docs/json").join(name);
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+/// The LIDs of the local port and of the switch next to it (DR path 1), read with SMPs
+/// through a native ibsim port.
+pub fn local_and_neighbor_lids(sim: &ibsim_harness::Ibsim) -> (u16, u16) {
+    use umad::rpc::{Rpc, Target};
+    let port =
+        umad::Port::open_ibsim(&umad::IbsimOptions::new(sim.socket_name())).expect("ibsim port");
+    let rpc = Rpc::new(std::sync::Arc::new(port));
+    let local: ibmad::attr::PortInfo = rpc
+        .smp_get(&Target::Dr(ibmad::DrPath::local()), 0)
+        .expect("local PortInfo");
+    let sw: ibmad::attr::PortInfo = rpc
+        .smp_get(&Target::Dr(ibmad::DrPath::from_hops(&[1]).unwrap()), 0)
+        .expect("neighbor PortInfo");
+    (local.lid, sw.lid)
+}

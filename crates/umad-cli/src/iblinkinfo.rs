@@ -1,0 +1,629 @@
+//! `umad iblinkinfo`: discover the fabric and print every port's link as infiniband-diags'
+//! `iblinkinfo` (same options, text byte for byte, errors), or `--json`
+//! (docs/json/iblinkinfo-v1.schema.json).
+//!
+//! Options: `-l` one line per link, `-p` HOQ life and VL stall count, `-d` only down ports,
+//! `--switches-only`, `--cas-only`, `--node-name-map`, `-o` SMPs in flight, `-n` hops,
+//! `-D <dr_path>` / `-G <port_guid>` (`-S`) one node (a partial scan from a directed route),
+//! `-a` all nodes of a partial scan.
+//!
+//! Differences from C: `--load-cache`, `--diff`, `--diffcheck` and `--filterdownports` (C's
+//! binary ibnetdisc cache) are not offered; `-G` always scans the whole fabric (C scans from
+//! the GUID's LID when the SA resolves it: the output is the same); the "Could be FDR10"
+//! hints need Mellanox ExtendedPortInfo LinkSpeedSupported, which the discovery does not
+//! keep (no ibsim device has it).
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use ibfabric::discover::{agg_link_speed_ext, DiscoverOptions, Discovery};
+use ibfabric::{Fabric, Node, NodeNameMap, Port};
+use ibmad::attr::{cap, id};
+use ibmad::dump::{format_value, Fmt};
+use ibmad::{NodeType, PortInfo, PortState};
+use serde_json::{json, Value};
+use umad::rpc::Rpc;
+
+use crate::common::{self, CommonOpts, Parsed};
+use crate::dest::{c_strtoull, ibwarn, DrRoute, SmpPort};
+use crate::exit;
+
+/// The clap command.
+pub fn command() -> Command {
+    let value = |id: &'static str, help: &'static str| Arg::new(id).long(id).num_args(1).help(help);
+    let flag = |id: &'static str, help: &'static str| {
+        Arg::new(id).long(id).action(ArgAction::SetTrue).help(help)
+    };
+    let cmd = Command::new("iblinkinfo")
+        .about("Show every link of the fabric (as infiniband-diags' iblinkinfo)")
+        .override_usage("iblinkinfo [options] ")
+        .arg(common::node_name_map_arg())
+        .arg(
+            value(
+                "switch",
+                "start partial scan at the port specified by <port_guid> (hex format)",
+            )
+            .short('S')
+            .value_name("port_guid"),
+        )
+        .arg(
+            value("port-guid", "(same as -S)")
+                .short('G')
+                .value_name("port_guid"),
+        )
+        .arg(
+            value(
+                "Direct",
+                "start partial scan at the port specified by <dr_path>",
+            )
+            .short('D')
+            .value_name("dr_path"),
+        )
+        .arg(flag("all", "print all nodes found in a partial fabric scan").short('a'))
+        .arg(
+            value("hops", "Number of hops to include away from specified node")
+                .short('n')
+                .value_name("hops"),
+        )
+        .arg(flag("down", "print only down links").short('d'))
+        .arg(
+            flag(
+                "line",
+                "(line mode) print all information for each link on a single line",
+            )
+            .short('l'),
+        )
+        .arg(
+            flag(
+                "additional",
+                "print additional port settings (PktLifeTime, HoqLife, VLStallCount)",
+            )
+            .short('p'),
+        )
+        .arg(
+            value(
+                "outstanding_smps",
+                "specify the number of outstanding SMP's which should be issued during the scan",
+            )
+            .short('o')
+            .value_name("val"),
+        )
+        .arg(flag("switches-only", "Output only switches"))
+        .arg(flag("cas-only", "Output only CAs"))
+        .arg(flag(
+            "json",
+            "print JSON (docs/json/iblinkinfo-v1.schema.json) instead of text",
+        ));
+    common::add_common_args(cmd, "aDdGgKLlnpRS")
+}
+
+/// `umad iblinkinfo`.
+pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
+    let m = match common::parse_args(prog, command(), args) {
+        Parsed::Run(m) => m,
+        Parsed::Exit(code) => return code,
+    };
+    run(prog, &m)
+}
+
+/// The output settings.
+pub struct Show<'a> {
+    /// `-l`.
+    pub line: bool,
+    /// `-p`.
+    pub additional: bool,
+    /// `-d`.
+    pub down_only: bool,
+    /// The node name map.
+    pub map: Option<&'a NodeNameMap>,
+    /// Collect `--json` records (text mode skips building them).
+    pub json: bool,
+}
+
+/// A discovered fabric with every PortInfo whole.
+pub struct Links<'a> {
+    /// The fabric.
+    pub fabric: &'a Fabric,
+    /// PortInfo by (node GUID, port).
+    pub infos: &'a HashMap<(u64, u8), PortInfo>,
+}
+
+impl Links<'_> {
+    fn info(&self, node: &Node, port: u8) -> Option<&PortInfo> {
+        self.infos.get(&(node.guid, port))
+    }
+
+    /// `get_port_info_for_cap_mask`: a switch's port 0 PortInfo, a CA port's own.
+    fn cap_info(&self, node: &Node, port: u8) -> Option<&PortInfo> {
+        if node.is_switch() {
+            self.info(node, 0)
+        } else {
+            self.info(node, port)
+        }
+    }
+
+    /// The node's name after the node name map.
+    pub fn name(&self, show: &Show, node: &Node) -> String {
+        match show.map {
+            Some(m) => m.remap(node.guid, &node.description).into_owned(),
+            None => node.description.clone(),
+        }
+    }
+
+    /// C's `print_node_header`.
+    pub fn node_header(&self, show: &Show, node: &Node) -> String {
+        if show.line {
+            return String::new();
+        }
+        let name = self.name(show, node);
+        match node.node_type {
+            NodeType::Switch => {
+                let guid = node.port(0).map_or(node.port_guid, |p| p.guid);
+                format!("Switch: 0x{guid:016x} {name}:\n")
+            }
+            t => format!("{}: {name}:\n", type_str(t)),
+        }
+    }
+
+    /// C's `print_node`: the header and a line per port (or per down port).
+    pub fn node_text(&self, show: &Show, node: &Node, out: &mut String, json: &mut Vec<Value>) {
+        let mut header = false;
+        for port in node.ports.iter().filter(|p| p.number >= 1) {
+            if show.down_only && port.state != PortState::Down {
+                continue;
+            }
+            if !header {
+                out.push_str(&self.node_header(show, node));
+                header = true;
+            }
+            self.port_text(show, node, port, out, json);
+        }
+    }
+
+    /// C's link text `( 4X   10.0 Gbps Active/  LinkUp)` (or the Down form) of `port`, and
+    /// its width, speed, state and physical state texts.
+    pub fn link_str(&self, node: &Node, port: &Port) -> (String, String, String, String, String) {
+        let info = self.info(node, port.number);
+        let istate = port.state;
+        let down = istate == PortState::Down;
+        let (mut iwidth, mut ispeed) = (port.width, port.speed);
+        let espeed = match (self.cap_info(node, port.number), info) {
+            (Some(c), Some(i)) => agg_link_speed_ext(c.capability_mask, c.capability_mask2, i),
+            (Some(_), None) => 0,
+            (None, _) => {
+                iwidth = 0;
+                ispeed = 0;
+                0
+            }
+        };
+        let state = format_value(Fmt::PortState, 4, u64::from(u8::from(istate)));
+        let phys = format_value(Fmt::PhysPortState, 4, u64::from(u8::from(port.phys_state)));
+        let width = format_value(Fmt::LinkWidth, 8, u64::from(iwidth));
+        let speed = if espeed != 0 {
+            ext_speed_text(espeed)
+        } else if port.mlnx_speed & 1 != 0 {
+            "10.0 Gbps (FDR10)".to_string()
+        } else {
+            format_value(Fmt::LinkSpeed, 4, u64::from(ispeed))
+        };
+        let link = if !down {
+            format!("({width:>3} {speed:>18} {state:>6}/{phys:>8})")
+        } else {
+            format!("(              {state:>6}/{phys:>8})")
+        };
+        (link, width, speed, state, phys)
+    }
+
+    /// C's `print_port`.
+    fn port_text(
+        &self,
+        show: &Show,
+        node: &Node,
+        port: &Port,
+        out: &mut String,
+        json: &mut Vec<Value>,
+    ) {
+        let info = self.info(node, port.number);
+        let down = port.state == PortState::Down;
+        let (mut link, width, speed, state, phys) = self.link_str(node, port);
+        let mut extra = Value::Null;
+        if show.additional && !down {
+            let (hoq, stall) = info.map_or((0, 0), |i| (i.hoq_life, i.vl_stall_count));
+            link.push_str(&format!(" (HOQ:{hoq} VL_Stall:{stall})"));
+            extra = json!({"hoq_life": hoq, "vl_stall_count": stall});
+        }
+        let mut remote_json = Value::Null;
+        let remote = match port.remote.map(|r| (r, &self.fabric.nodes[r.node])) {
+            Some((r, rnode)) => match rnode.port(r.port) {
+                Some(rport) => {
+                    let rname = self.name(show, rnode);
+                    let ext = ext_str(rport.ext_port);
+                    let (wmsg, smsg) = self.max_msg(node, port, rnode, rport);
+                    let guid = if show.line {
+                        format!("0x{:016x} ", rport.guid)
+                    } else {
+                        String::new()
+                    };
+                    let lid = if rport.lid != 0 { rport.lid } else { rnode.lid };
+                    if show.json {
+                        remote_json = json!({
+                        "node_guid": format!("0x{:016x}", rnode.guid),
+                        "port_guid": format!("0x{:016x}", rport.guid),
+                        "lid": lid,
+                        "port": rport.number,
+                        "description": rname,
+                        "could_be_width": (!wmsg.is_empty()).then(|| wmsg.clone()),
+                        "could_be_speed": (!smsg.is_empty()).then(|| smsg.clone()),
+                        });
+                    }
+                    format!(
+                        "{guid}{lid:6} {:4}[{ext:>2}] \"{rname}\" ({wmsg} {smsg})\n",
+                        rport.number
+                    )
+                }
+                None => "    \"Port not available\"\n".to_string(),
+            },
+            None if down => "           [  ] \"\" ( )\n".to_string(),
+            None => "    \"Port not available\"\n".to_string(),
+        };
+        let ext = ext_str(port.ext_port);
+        if show.line {
+            let name = self.name(show, node);
+            out.push_str(&format!("0x{:016x} \"{name:>30}\" ", port.guid));
+        } else {
+            out.push_str("      ");
+        }
+        let lid = if node.is_switch() {
+            node.lid
+        } else {
+            if !show.line {
+                out.push_str(&format!("0x{:016x} ", port.guid));
+            }
+            port.lid
+        };
+        out.push_str(&format!(
+            "{lid:6} {:4}[{ext:>2}] =={link}==>  {remote}",
+            port.number
+        ));
+        if !show.json {
+            return;
+        }
+        let mut j = json!({
+            "node_guid": format!("0x{:016x}", node.guid),
+            "node_type": type_str(node.node_type),
+            "node_description": self.name(show, node),
+            "port_guid": format!("0x{:016x}", port.guid),
+            "lid": lid,
+            "port": port.number,
+            "width": if down { Value::Null } else { json!(width) },
+            "speed": if down { Value::Null } else { json!(speed) },
+            "state": state,
+            "phys_state": phys,
+            "remote": remote_json,
+        });
+        if let (Value::Object(o), Value::Object(e)) = (&mut j, extra) {
+            o.extend(e);
+        }
+        json.push(j);
+    }
+
+    /// C's `get_max_msg`: "Could be ..." for a link below what both ends support.
+    pub fn max_msg(
+        &self,
+        node: &Node,
+        port: &Port,
+        rnode: &Node,
+        rport: &Port,
+    ) -> (String, String) {
+        let (Some(li), Some(ri)) = (self.info(node, port.number), self.info(rnode, rport.number))
+        else {
+            return (String::new(), String::new());
+        };
+        let mut wmsg = String::new();
+        let max_width = max_width(li.link_width_supported & ri.link_width_supported);
+        if max_width & u8::from(li.link_width_active) == 0 {
+            wmsg = format!(
+                "Could be {}",
+                format_value(Fmt::LinkWidth, 8, u64::from(max_width))
+            );
+        }
+        let lcap = self.cap_info(node, port.number);
+        let rcap = self.cap_info(rnode, rport.number);
+        let has_ext = |c: Option<&PortInfo>| {
+            c.is_some_and(|c| c.capability_mask & cap::IS_EXTENDED_SPEEDS_SUPPORTED != 0)
+        };
+        if has_ext(lcap) && has_ext(rcap) {
+            let e1 = agg_speed_ext_supported(lcap, li);
+            let e2 = agg_speed_ext_supported(rcap, ri);
+            if e1 != 0 && e2 != 0 {
+                let max = max_bit(e1 & e2);
+                let active = lcap.map_or(0, |c| {
+                    u32::from(agg_link_speed_ext(
+                        c.capability_mask,
+                        c.capability_mask2,
+                        li,
+                    ))
+                });
+                let smsg = if max & active == 0 {
+                    format!("Could be {}", ext_speed_text(max))
+                } else {
+                    String::new()
+                };
+                return (wmsg, smsg);
+            }
+        }
+        let max = max_bit(u32::from(li.link_speed_supported & ri.link_speed_supported));
+        let smsg = if max & u32::from(li.link_speed_active) == 0 {
+            format!(
+                "Could be {}",
+                format_value(Fmt::LinkSpeed, 4, u64::from(max))
+            )
+        } else {
+            String::new()
+        };
+        (wmsg, smsg)
+    }
+}
+
+/// CapabilityMask2 bit IsExtendedSpeeds2Supported (LinkSpeedExt*2 fields, XDR).
+const CAP2_IS_EXT_SPEEDS_2_SUPPORTED: u16 = 1 << 11;
+
+/// libibnetdisc's `ibnd_get_agg_linkspeedextsup`.
+fn agg_speed_ext_supported(cap_info: Option<&PortInfo>, info: &PortInfo) -> u32 {
+    let Some(c) = cap_info else { return 0 };
+    if c.capability_mask & cap::IS_EXTENDED_SPEEDS_SUPPORTED == 0 {
+        return 0;
+    }
+    let mut v = u32::from(info.link_speed_ext_supported);
+    if c.capability_mask & cap::IS_CAPABILITY_MASK2_SUPPORTED != 0
+        && c.capability_mask2 & CAP2_IS_EXT_SPEEDS_2_SUPPORTED != 0
+    {
+        v |= u32::from(info.link_speed_ext_supported2) << 5;
+    }
+    v
+}
+
+/// C's `get_max_width`: the widest of a LinkWidthSupported mask.
+fn max_width(mask: u8) -> u8 {
+    if mask & 8 != 0 {
+        8
+    } else if mask & 4 != 0 {
+        4
+    } else if mask & 2 != 0 {
+        2
+    } else if mask & 0x10 != 0 {
+        0x10
+    } else {
+        1
+    }
+}
+
+/// C's `get_max`: the highest set bit (1 for 0).
+fn max_bit(v: u32) -> u32 {
+    if v == 0 {
+        1
+    } else {
+        1 << (31 - v.leading_zeros())
+    }
+}
+
+/// libibnetdisc's `ibnd_dump_agg_linkspeedext`.
+fn ext_speed_text(speed: impl Into<u32>) -> String {
+    match speed.into() {
+        0 => "No Extended Speed".into(),
+        1 => "14.0625 Gbps".into(),
+        2 => "25.78125 Gbps".into(),
+        4 => "53.125 Gbps".into(),
+        8 => "106.25 Gbps".into(),
+        32 => "212.5 Gbps".into(),
+        n => format!("undefined ({n})"),
+    }
+}
+
+fn ext_str(ext: u8) -> String {
+    if ext != 0 {
+        ext.to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// `nodetype_str`.
+pub fn type_str(t: NodeType) -> &'static str {
+    match t {
+        NodeType::Switch => "Switch",
+        NodeType::ChannelAdapter => "CA",
+        NodeType::Router => "Router",
+        _ => "??",
+    }
+}
+
+/// Opens the port the common options name, with an rpc whose window is `-o` (or the
+/// default), as the sweeping tools use it.
+pub fn open_sweep_port(opts: &CommonOpts, outstanding: Option<usize>) -> Option<SmpPort> {
+    let port = opts.open_smi_port().ok()?;
+    let rpc = match outstanding {
+        Some(n) => Rpc::with_window(Arc::new(port), umad::rpc::Window::of(n)),
+        None => Rpc::new(Arc::new(port)),
+    };
+    Some(SmpPort {
+        rpc,
+        opts: opts.clone(),
+    })
+}
+
+/// Discovers through `sp` with the common options and `-n`, from `from` (default: the
+/// local port).
+pub fn discover(
+    sp: &SmpPort,
+    max_hops: u32,
+    from: Option<ibmad::DrPath>,
+) -> Result<Discovery, String> {
+    let opts = &sp.opts;
+    let d_opts = DiscoverOptions {
+        max_hops,
+        timeout: opts
+            .timeout_ms
+            .map(|ms| Duration::from_millis(u64::from(ms))),
+        mlx_epi: opts.mlx_epi,
+        from: from.unwrap_or_else(ibmad::DrPath::local),
+        ..DiscoverOptions::default()
+    };
+    ibfabric::discover::discover_with(&sp.rpc, &d_opts).map_err(|e| e.to_string())
+}
+
+fn run(prog: &'static str, m: &ArgMatches) -> i32 {
+    let opts = match CommonOpts::from_matches(m) {
+        Ok(o) => o,
+        Err(e) => return e.report(prog),
+    };
+    let s = |id: &str| m.get_one::<String>(id).cloned();
+    let guid_str = s("port-guid").or_else(|| s("switch"));
+    let dr_path = s("Direct");
+    let all = m.get_flag("all");
+    let mut max_hops = s("hops").map_or(0, |h| c_strtoull(&h) as u32);
+    let outstanding = s("outstanding_smps")
+        .map(|o| c_strtoull(&o) as usize)
+        .filter(|&n| n > 0);
+    let only = if m.get_flag("cas-only") {
+        Some(NodeType::ChannelAdapter)
+    } else if m.get_flag("switches-only") {
+        Some(NodeType::Switch)
+    } else {
+        None
+    };
+    let json_out = m.get_flag("json");
+    let Some(sp) = open_sweep_port(&opts, outstanding) else {
+        eprintln!(
+            "Failed to open {} port {}",
+            opts.ca.as_deref().unwrap_or("(null)"),
+            opts.port
+        );
+        return 1;
+    };
+    let map =
+        common::open_node_name_map(m.get_one::<PathBuf>("node-name-map").map(|p| p.as_path()));
+    let mut from = None;
+    if let Some(dr) = &dr_path {
+        match DrRoute::parse(dr) {
+            Some(r) => from = Some(r),
+            None => ibwarn(
+                "main",
+                &format!("Failed to resolve {dr}; attempting full scan"),
+            ),
+        }
+    } else if let Some(g) = &guid_str {
+        let guid = c_strtoull(g);
+        if guid == 0 || sp.resolve_guid(guid).is_none() {
+            ibwarn(
+                "main",
+                &format!("Failed to resolve {g}; attempting full scan\n"),
+            );
+        }
+    }
+    let mut wanted_guid = guid_str.as_deref().map(c_strtoull);
+    if let (false, Some(r)) = (all, &from) {
+        let dest = crate::dest::Dest {
+            lid: 0,
+            dr: Some(r.clone()),
+        };
+        match sp.get(&dest, id::NODE_INFO, 0) {
+            Some(ni) => wanted_guid = Some(ibmad::dump::get_bits(&ni, 160, 64)),
+            None => {
+                eprintln!("Failed to get local Node Info");
+                return 1;
+            }
+        }
+    }
+    let mut discovery = None;
+    if let Some(r) = &from {
+        if max_hops == 0 {
+            max_hops = 1;
+        }
+        match discover(&sp, max_hops, Some(r.path())) {
+            Ok(d) => discovery = Some(d),
+            Err(_) => ibwarn("main", "Partial fabric scan failed; attempting full scan\n"),
+        }
+    }
+    let d = match discovery {
+        Some(d) => d,
+        None => match discover(&sp, max_hops, None) {
+            Ok(d) => d,
+            Err(e) => {
+                if opts.errors || opts.verbose > 0 {
+                    eprintln!("{prog}: {e}");
+                }
+                eprintln!("discover failed");
+                return 1;
+            }
+        },
+    };
+    let links = Links {
+        fabric: &d.fabric,
+        infos: &d.port_infos,
+    };
+    let show = Show {
+        line: m.get_flag("line"),
+        additional: m.get_flag("additional"),
+        down_only: m.get_flag("down"),
+        map: map.as_ref(),
+        json: json_out,
+    };
+    let mut out = String::new();
+    let mut records = Vec::new();
+    let partial_one = !all && (guid_str.is_some() || dr_path.is_some());
+    if partial_one {
+        let want = wanted_guid.unwrap_or(0);
+        let node = d
+            .fabric
+            .nodes
+            .iter()
+            .find(|n| n.ports.iter().any(|p| p.guid == want));
+        match node.filter(|n| only.map_or(true, |t| n.node_type == t)) {
+            Some(n) => links.node_text(&show, n, &mut out, &mut records),
+            None => eprintln!(
+                "Failed to find port: {}",
+                guid_str.as_deref().or(dr_path.as_deref()).unwrap_or("")
+            ),
+        }
+    } else {
+        for n in &d.fabric.nodes {
+            if only.map_or(true, |t| n.node_type == t) {
+                links.node_text(&show, n, &mut out, &mut records);
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    if json_out {
+        let v = json!({"schema_version": 1, "tool": "iblinkinfo", "ports": records});
+        let _ = writeln!(
+            stdout,
+            "{}",
+            serde_json::to_string_pretty(&v).unwrap_or_default()
+        );
+    } else {
+        let _ = stdout.write_all(out.as_bytes());
+    }
+    exit::OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maxima() {
+        assert_eq!(max_width(0b1011), 8);
+        assert_eq!(max_width(0x13), 2);
+        assert_eq!(max_width(0x11), 0x10);
+        assert_eq!(max_width(0), 1);
+        assert_eq!(max_bit(0), 1);
+        assert_eq!(max_bit(7), 4);
+        assert_eq!(ext_speed_text(3u32), "undefined (3)");
+    }
+}
