@@ -195,16 +195,29 @@ pub enum Parsed {
     Exit(i32),
 }
 
-/// Parses `args` for tool `prog` with `cmd` (built with [`add_common_args`]): `-h` prints
-/// the usage on stderr and exits 2, `-V` prints the version on stderr and exits 0, and a bad
-/// option prints clap's error and exits 2, as infiniband-diags does.
+/// Parses `args` for tool `prog` with `cmd` (built with [`add_common_args`]) as
+/// infiniband-diags does: a bad option (glibc `getopt_long`'s check, its message on stderr)
+/// or `-h` prints [`c_usage`] on stderr and exits 2; `-V` prints the version on stderr and
+/// exits 0. What getopt accepts but clap still refuses (a second value, ...) is reported as
+/// `<prog>: <clap's message>` with the usage, exit 2.
 pub fn parse_args(prog: &'static str, cmd: Command, args: Vec<OsString>) -> Parsed {
     let mut cmd = cmd.name(prog).bin_name(prog);
+    match getopt_scan(&cmd, &args) {
+        Scan::Fine => {}
+        Scan::Help => {
+            eprint!("{}", c_usage(&cmd));
+            return Parsed::Exit(exit::USAGE);
+        }
+        Scan::Bad(msg) => {
+            eprint!("{prog}: {msg}\n{}", c_usage(&cmd));
+            return Parsed::Exit(exit::USAGE);
+        }
+    }
     let argv = std::iter::once(OsString::from(prog)).chain(args);
     match cmd.try_get_matches_from_mut(argv) {
         Ok(m) => {
             if m.get_flag(id("help")) {
-                eprint!("{}", cmd.render_help());
+                eprint!("{}", c_usage(&cmd));
                 Parsed::Exit(exit::USAGE)
             } else if m.get_flag(id("version")) {
                 eprintln!("{prog} (umad-rs) {}", env!("CARGO_PKG_VERSION"));
@@ -214,10 +227,199 @@ pub fn parse_args(prog: &'static str, cmd: Command, args: Vec<OsString>) -> Pars
             }
         }
         Err(e) => {
-            let _ = e.print();
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let msg = first.strip_prefix("error: ").unwrap_or(first);
+            eprint!("{prog}: {msg}\n{}", c_usage(&cmd));
             Parsed::Exit(exit::USAGE)
         }
     }
+}
+
+/// C's `pretty_print(start, width, str)`: `text` wrapped at the spaces past column `width`,
+/// each continuation line indented to column `start` (infiniband-diags' exact rule: a line
+/// keeps its trailing space, and the last word may run past `width`).
+fn pretty_print(out: &mut String, start: usize, width: usize, text: &str) {
+    let len = width.saturating_sub(start);
+    let b = text.as_bytes();
+    let mut s = 0;
+    loop {
+        while s < b.len() && b[s].is_ascii_whitespace() {
+            s += 1;
+        }
+        let space_from = |i: usize| (i..b.len()).find(|&j| b[j] == b' ');
+        let mut p = Some(s);
+        let mut e;
+        loop {
+            e = p.unwrap_or(s) + 1;
+            p = if e <= b.len() { space_from(e) } else { None };
+            match p {
+                Some(q) if q - s < len => continue,
+                _ => break,
+            }
+        }
+        let Some(q) = p else {
+            out.push_str(&text[s..]);
+            break;
+        };
+        if e - s == 1 {
+            e = q;
+        }
+        out.push_str(&text[s..e]);
+        out.push('\n');
+        out.push_str(&" ".repeat(start));
+        s = e;
+    }
+}
+
+/// An option's template as C prints it: the value name in `<>` (kept as is when it is
+/// already written that way), `<val>` when there is none.
+fn arg_template(arg: &Arg) -> String {
+    match arg.get_value_names().and_then(|v| v.first()) {
+        Some(n) if n.starts_with('<') => n.to_string(),
+        Some(n) => format!("<{n}>"),
+        None => "<val>".to_string(),
+    }
+}
+
+/// Whether option `arg` takes a value (C's `has_arg`).
+fn takes_value(arg: &Arg) -> bool {
+    arg.get_action().takes_values()
+}
+
+/// The usage text infiniband-diags' `ibdiag_show_usage` prints, from `cmd` (named `prog`):
+/// the usage line from its `override_usage` (`<prog> [options] <args>`), then every option
+/// in declaration order (the tool's own, then the common ones), `  --long, -x <tmpl>` and
+/// the help wrapped by C's rule at column 74, then the `after_help` text (the tool's
+/// `Examples:` block), then a blank line.
+pub fn c_usage(cmd: &Command) -> String {
+    let usage = cmd.clone().render_usage().to_string();
+    let usage = usage.strip_prefix("Usage: ").unwrap_or(&usage);
+    let mut out = format!("\nUsage: {usage}\n\n");
+    let opts: Vec<&Arg> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_positional() && !a.is_hide_set() && a.get_long().is_some())
+        .collect();
+    if !opts.is_empty() {
+        out.push_str("Options:\n");
+    }
+    for a in opts {
+        let mut line = format!("  --{}", a.get_long().unwrap_or_default());
+        if let Some(c) = a.get_short() {
+            line.push_str(&format!(", -{c}"));
+        }
+        if takes_value(a) {
+            line.push(' ');
+            line.push_str(&arg_template(a));
+        }
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        if !help.is_empty() {
+            let pad = 24usize.saturating_sub(line.len());
+            line.push_str(&" ".repeat(pad + 2));
+            let n = line.len();
+            out.push_str(&line);
+            pretty_print(&mut out, n, 74, &help);
+        } else {
+            out.push_str(&line);
+        }
+        out.push('\n');
+    }
+    if let Some(ex) = cmd.get_after_help() {
+        out.push('\n');
+        out.push_str(ex.to_string().trim_end_matches('\n'));
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// What a getopt-style scan of the command line found first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scan {
+    /// No bad option, no `-h`.
+    Fine,
+    /// `-h`/`--help` came before any bad option.
+    Help,
+    /// A bad option: glibc `getopt_long`'s message (without the program name).
+    Bad(String),
+}
+
+/// Scans `args` as glibc's `getopt_long` does with the options of `cmd` (arguments
+/// permuted, `--` ends the options, long names matched by unique prefix, `--x=v`): the
+/// first `-h`/`--help` or the first error, with getopt's message.
+fn getopt_scan(cmd: &Command, args: &[OsString]) -> Scan {
+    let opts: Vec<&Arg> = cmd.get_arguments().filter(|a| !a.is_positional()).collect();
+    let is_help = |a: &Arg| a.get_id() == id("help");
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].to_string_lossy();
+        i += 1;
+        if arg == "--" {
+            break;
+        }
+        if let Some(body) = arg.strip_prefix("--") {
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            let exact = opts.iter().find(|a| a.get_long() == Some(name));
+            let found = match exact {
+                Some(a) => *a,
+                None => {
+                    let cands: Vec<&&Arg> = opts
+                        .iter()
+                        .filter(|a| a.get_long().is_some_and(|l| l.starts_with(name)))
+                        .collect();
+                    match cands.as_slice() {
+                        [] => return Scan::Bad(format!("unrecognized option '--{body}'")),
+                        [a] => **a,
+                        many => {
+                            let mut m = format!("option '--{name}' is ambiguous; possibilities:");
+                            for a in many {
+                                m.push_str(&format!(" '--{}'", a.get_long().unwrap_or_default()));
+                            }
+                            return Scan::Bad(m);
+                        }
+                    }
+                }
+            };
+            let long = found.get_long().unwrap_or_default();
+            if takes_value(found) {
+                if value.is_none() {
+                    if i < args.len() {
+                        i += 1;
+                    } else {
+                        return Scan::Bad(format!("option '--{long}' requires an argument"));
+                    }
+                }
+            } else if value.is_some() {
+                return Scan::Bad(format!("option '--{long}' doesn't allow an argument"));
+            }
+            if is_help(found) {
+                return Scan::Help;
+            }
+        } else if let Some(letters) = arg.strip_prefix('-').filter(|l| !l.is_empty()) {
+            for (k, c) in letters.char_indices() {
+                let Some(found) = opts.iter().find(|a| a.get_short() == Some(c)) else {
+                    return Scan::Bad(format!("invalid option -- '{c}'"));
+                };
+                if is_help(found) {
+                    return Scan::Help;
+                }
+                if takes_value(found) {
+                    if k + c.len_utf8() == letters.len() {
+                        if i < args.len() {
+                            i += 1;
+                        } else {
+                            return Scan::Bad(format!("option requires an argument -- '{c}'"));
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    Scan::Fine
 }
 
 /// Parses an unsigned number as C's `strtoul(s, NULL, 0)` reads a well-formed one: `0x`/`0X`

@@ -1,0 +1,113 @@
+//! `-h`, `--help` and bad options: every tool's usage text and getopt message, byte for
+//! byte against the installed infiniband-diags tool (C prints its usage before opening a
+//! port, so no ibsim is needed). C runs by its basename through `PATH` so that glibc's
+//! `getopt` names it as ours does (`ibstat: ...`, not `/usr/sbin/ibstat: ...`).
+//!
+//! Our options C does not have (`--json`, ...) are listed per tool: their lines (and their
+//! continuation lines) must be in our usage and are taken out before comparing.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// One tool: its name, our options C lacks, and an option taking a value (short, long).
+struct Case {
+    tool: &'static str,
+    extras: &'static [&'static str],
+    value_opt: (&'static str, &'static str),
+}
+
+const CASES: &[Case] = &[Case {
+    tool: "ibstat",
+    extras: &["json"],
+    value_opt: ("-z", "--config"),
+}];
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.env_remove("UMAD_IBSIM")
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+}
+
+/// `text` without the lines of options `extras` (asserting each was there).
+fn strip_extras(tool: &str, text: &str, extras: &[&str]) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    let mut seen = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if let Some(e) = extras.iter().find(|e| {
+            line.strip_prefix("  --")
+                .and_then(|r| r.strip_prefix(**e))
+                .is_some_and(|r| r.starts_with([' ', ',', '\n']))
+        }) {
+            seen.push(*e);
+            skipping = true;
+            continue;
+        }
+        if skipping && line.starts_with(&" ".repeat(26)) {
+            continue;
+        }
+        skipping = false;
+        out.push_str(line);
+    }
+    for e in extras {
+        assert!(
+            seen.contains(e),
+            "{tool}: --{e} missing from our usage:\n{text}"
+        );
+    }
+    out
+}
+
+#[test]
+fn usage_and_option_errors_match_c() {
+    let c_dir = Path::new("/usr/sbin");
+    let path = format!(
+        "{}:{}",
+        c_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut failures = Vec::new();
+    for case in CASES {
+        if !c_dir.join(case.tool).exists() {
+            panic!(
+                "{}: the C tool is not installed in {}",
+                case.tool,
+                c_dir.display()
+            );
+        }
+        let arg_sets: Vec<Vec<&str>> = vec![
+            vec!["-h"],
+            vec!["--help"],
+            vec!["--bogus"],
+            vec!["--bogus=1"],
+            vec!["-%"],
+            vec![case.value_opt.0],
+            vec![case.value_opt.1],
+            vec!["-v", "--help", "--bogus"],
+        ];
+        for args in arg_sets {
+            let c = run(Command::new(case.tool).env("PATH", &path).args(&args));
+            let ours = run(Command::new(env!("CARGO_BIN_EXE_umad"))
+                .arg(case.tool)
+                .args(&args));
+            let c_err = String::from_utf8_lossy(&c.stderr).into_owned();
+            let our_err = strip_extras(
+                case.tool,
+                &String::from_utf8_lossy(&ours.stderr),
+                case.extras,
+            );
+            if c.stdout != ours.stdout || c_err != our_err || c.status.code() != ours.status.code()
+            {
+                failures.push(format!(
+                    "{} {args:?}: exit C {:?} ours {:?}\n--- C stderr\n{c_err}--- our stderr\n{our_err}--- C stdout\n{}--- our stdout\n{}",
+                    case.tool,
+                    c.status.code(),
+                    ours.status.code(),
+                    String::from_utf8_lossy(&c.stdout),
+                    String::from_utf8_lossy(&ours.stdout),
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
