@@ -288,14 +288,25 @@ fn takes_value(arg: &Arg) -> bool {
 }
 
 /// The usage text infiniband-diags' `ibdiag_show_usage` prints, from `cmd` (named `prog`):
-/// the usage line from its `override_usage` (`<prog> [options] <args>`), then every option
+/// the usage line from its `override_usage` (`<prog> [options] <args>`; or, verbatim, the
+/// args as its `before_help`), then every option
 /// in declaration order (the tool's own, then the common ones), `  --long, -x <tmpl>` and
 /// the help wrapped by C's rule at column 74, then the `after_help` text (the tool's
 /// `Examples:` block), then a blank line.
 pub fn c_usage(cmd: &Command) -> String {
     let usage = cmd.clone().render_usage().to_string();
     let usage = usage.strip_prefix("Usage: ").unwrap_or(&usage);
-    let mut out = format!("\nUsage: {usage}\n\n");
+    let prog = cmd.get_name();
+    // C: "Usage: %s [options] %s" with the tool's usage args (clap trims a trailing space).
+    let args = usage
+        .strip_prefix(prog)
+        .and_then(|u| u.strip_prefix(" [options]"))
+        .map_or(usage, |a| a.strip_prefix(' ').unwrap_or(a));
+    // Usage args that end with a newline (smpquery's, ibportstate's) are given as
+    // `before_help`, verbatim: clap trims the override_usage.
+    let raw = cmd.get_before_help().map(ToString::to_string);
+    let args = raw.as_deref().unwrap_or(args);
+    let mut out = format!("\nUsage: {prog} [options] {args}\n\n");
     let opts: Vec<&Arg> = cmd
         .get_arguments()
         .filter(|a| !a.is_positional() && !a.is_hide_set() && a.get_long().is_some())
@@ -331,6 +342,16 @@ pub fn c_usage(cmd: &Command) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The `Examples:` block C's usage ends with, for a command's `after_help`: each example
+/// as `  <prog> <example>`.
+pub fn examples(prog: &str, lines: &[&str]) -> String {
+    let mut s = String::from("Examples:\n");
+    for l in lines {
+        s.push_str(&format!("  {prog} {l}\n"));
+    }
+    s
 }
 
 /// What a getopt-style scan of the command line found first.

@@ -42,14 +42,21 @@ fn command(prog: &'static str) -> Command {
     let cmd = Command::new(prog)
         .about("dump the forwarding tables of every switch in the fabric")
         .override_usage(format!(
-            "{prog} [options] [<startlid> [<endlid>]]\n\n\
-             Examples:\n  {prog} -a\t\t# dump all lids, even with invalid out ports\n  \
-             {prog} -n\t\t# simple dump format - no destination resolving\n  \
-             {prog} 10\t\t# dump lids starting from 10\n  \
-             {prog} 0x10 0x20\t# dump lid range\n  \
-             {prog} -M\t\t# dump all non empty mlids\n  \
-             {prog} -M 0xc010 0xc020\t# same, but with range\n  \
-             {prog} -M -n\t\t# simple dump format"
+            "{prog} [options] [<dest dr_path|lid|guid> [<startlid> [<endlid>]]]"
+        ))
+        .after_help(common::examples(
+            prog,
+            &[
+                " -- Unicast examples:",
+                "-a\t# same, but dump all lids, even with invalid out ports",
+                "-n\t# simple dump format - no destination resolving",
+                "10\t# dump lids starting from 10",
+                "0x10 0x20\t# dump lid range",
+                " -- Multicast examples:",
+                "-M\t# dump all non empty mlids of switch with lid 4",
+                "-M 0xc010 0xc020\t# same, but with range",
+                "-M -n\t# simple dump format",
+            ],
         ))
         .arg(
             Arg::new("all")

@@ -2,6 +2,9 @@
 //! `ibnetdiscover` (same options, same output byte for byte), plus `--json` and a `--diff`
 //! against a saved topology.
 //!
+//! Exit status: 0 on success (with `--diff`: no differences), 1 with `--diff` when the
+//! topologies differ, 2 on bad usage (and `-h`), 255 when discovery or a file fails.
+//!
 //! Differences from C, on purpose:
 //! * `--diff <file>` compares with a saved topology: `ibnetdiscover` text (any mode that
 //!   prints the topology) or this tool's `--json`, not an ibnetdisc cache file. It prints the
@@ -128,21 +131,21 @@ pub fn command() -> Command {
         .arg(common::node_name_map_arg())
         .arg(file(
             "cache",
-            "write the discovered topology to <file> as JSON (not C's ibnetdisc cache)",
+            "filename to cache ibnetdiscover data to",
         ))
         .arg(file(
             "load-cache",
-            "read the topology from <file> (ibnetdiscover text or --json) instead of discovering",
+            "filename of ibnetdiscover cache to load",
         ))
         .arg(file(
             "diff",
-            "compare with the topology in <file> (ibnetdiscover text or --json); exit 1 if it differs",
+            "filename of ibnetdiscover cache to diff",
         ))
         .arg(
             Arg::new("diffcheck")
                 .long("diffcheck")
                 .value_name("key(s)")
-                .help("specify checks to execute for --diff: sw,ca,router,port,lid,nodedesc,state,width,speed (default: all)"),
+                .help("specify checks to execute for --diff"),
         )
         .arg(flag("ports", 'p', "ports", "obtain a ports report"))
         .arg(flag(
@@ -169,11 +172,6 @@ pub fn command() -> Command {
                 .value_name("topology-file")
                 .value_parser(clap::value_parser!(PathBuf))
                 .help("write the output to this file instead of stdout"),
-        )
-        .after_help(
-            "Exit status: 0 on success (with --diff: no differences), 1 with --diff when the \
-             topologies differ, 2 on bad usage (and -h), 255 when discovery or a file fails.\n\
-             The port: -C/-P (kernel umad devices), or ibsim when UMAD_IBSIM names its socket.",
         );
     common::add_common_args(cmd, EXCLUDED_COMMON)
 }

@@ -81,16 +81,18 @@ const SHOWN_EXT: &[&str] = &[
 ];
 const SHOWN_KEYS: &[&str] = &[dump::PORT_INFO_MKEY, "MkeyLeasePeriod", "ProtectBits"];
 
+/// C's usage args (they end with a newline).
+const USAGE_ARGS: &str = "<dest dr_path|lid|guid> <portnum> [<op>]\n\n\
+    Supported ops: enable, disable, on, off, reset, speed, espeed, fdr10,\n\
+    \twidth, query, down, arm, active, vls, mtu, lid, smlid, lmc,\n\
+    \tmkey, mkeylease, mkeyprot\n";
+
 /// The clap command.
 pub fn command() -> Command {
     let cmd = Command::new("ibportstate")
         .about("Query or change a port's state, link width and speed (as infiniband-diags' ibportstate)")
-        .override_usage(
-            "ibportstate [options] <dest dr_path|lid|guid> <portnum> [<op>]\n\n\
-             Supported ops: enable, disable, on, off, reset, speed, espeed, fdr10,\n\
-             \twidth, query, down, arm, active, vls, mtu, lid, smlid, lmc,\n\
-             \tmkey, mkeylease, mkeyprot",
-        )
+        .override_usage(format!("ibportstate [options] {USAGE_ARGS}"))
+        .before_help(USAGE_ARGS)
         .after_help(
             "Examples:\n  \
              ibportstate -C qib0 -P 1 3 1 disable     # by CA name, CA Port Number, lid, physical port number\n  \

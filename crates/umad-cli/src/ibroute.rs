@@ -37,19 +37,24 @@ const MAX_MCAST_LID: u32 = 0xfffe;
 pub fn command() -> Command {
     let cmd = Command::new("ibroute")
         .about("query InfiniBand switch forwarding tables")
-        .override_usage(
-            "ibroute [options] [<dest dr_path|lid|guid> [<startlid> [<endlid>]]]\n\n\
-             Examples:\n  ibroute 4\t\t# dump all lids with valid out ports of switch with lid 4\n  \
-             ibroute -a 4\t\t# same, but dump all lids, even with invalid out ports\n  \
-             ibroute -n 4\t\t# simple dump format - no destination resolving\n  \
-             ibroute 4 10\t\t# dump lids starting from 10\n  \
-             ibroute 4 0x10 0x20\t# dump lid range\n  \
-             ibroute -G 0x08f1040023\t# resolve switch by GUID\n  \
-             ibroute -D 0,1\t\t# resolve switch by direct path\n  \
-             ibroute -M 4\t\t# dump all non empty mlids of switch with lid 4\n  \
-             ibroute -M 4 0xc010 0xc020\t# same, but with range\n  \
-             ibroute -M -n 4\t\t# simple dump format",
-        )
+        .override_usage("ibroute [options] [<dest dr_path|lid|guid> [<startlid> [<endlid>]]]")
+        .after_help(common::examples(
+            "ibroute",
+            &[
+                " -- Unicast examples:",
+                "4\t# dump all lids with valid out ports of switch with lid 4",
+                "-a 4\t# same, but dump all lids, even with invalid out ports",
+                "-n 4\t# simple dump format - no destination resolving",
+                "4 10\t# dump lids starting from 10",
+                "4 0x10 0x20\t# dump lid range",
+                "-G 0x08f1040023\t# resolve switch by GUID",
+                "-D 0,1\t# resolve switch by direct path",
+                " -- Multicast examples:",
+                "-M 4\t# dump all non empty mlids of switch with lid 4",
+                "-M 4 0xc010 0xc020\t# same, but with range",
+                "-M -n 4\t# simple dump format",
+            ],
+        ))
         .arg(
             Arg::new("all")
                 .short('a')

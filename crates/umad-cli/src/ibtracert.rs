@@ -39,13 +39,18 @@ const NODE_TYPE_STR: [&str; 5] = ["???", "ca", "switch", "router", "iwarp rnic"]
 pub fn command() -> Command {
     let cmd = Command::new("ibtracert")
         .about("trace InfiniBand unicast or multicast routes")
-        .override_usage(
-            "ibtracert [options] <src-addr> <dest-addr>\n\n\
-             Examples:\n  ibtracert 4 16\t\t# show path between lids 4 and 16\n  \
-             ibtracert -n 4 16\t# same, but using simple output format\n  \
-             ibtracert -G 0x8f1040396522d 0x002c9000100d051\t# use guid addresses\n  \
-             ibtracert -m 0xc000 4 16\t# show multicast path of mlid 0xc000 between lids 4 and 16",
-        )
+        .override_usage("ibtracert [options] <src-addr> <dest-addr>")
+        .after_help(common::examples(
+            "ibtracert",
+            &[
+                "- Unicast examples:",
+                "4 16\t\t\t# show path between lids 4 and 16",
+                "-n 4 16\t\t# same, but using simple output format",
+                "-G 0x8f1040396522d 0x002c9000100d051\t# use guid addresses",
+                " - Multicast examples:",
+                "-m 0xc000 4 16\t# show multicast path of mlid 0xc000 between lids 4 and 16",
+            ],
+        ))
         .arg(
             Arg::new("force")
                 .short('f')

@@ -174,15 +174,26 @@ pub fn command() -> Command {
     let mut cmd = Command::new("perfquery")
         .about("Query (and reset) performance counters (as infiniband-diags' perfquery)")
         .override_usage("perfquery [options]  [<lid|guid> [[port(s)] [reset_mask]]]")
-        .after_help(
-            "Examples:\n  perfquery \t\t# read local port's performance counters\n  \
-             perfquery 32 1\t\t# read performance counters from lid 32, port 1\n  \
-             perfquery -x 32 1\t# read extended performance counters from lid 32, port 1\n  \
-             perfquery -a 32\t\t# read performance counters from lid 32, all ports\n  \
-             perfquery -r 32 1\t# read performance counters and reset\n  \
-             perfquery -R 32 2 0x0fff\t# reset only error counters of port 2\n  \
-             perfquery -l 32 1-10\t# read performance counters from lid 32, port 1-10, output each port",
-        )
+        .after_help(common::examples(
+            "perfquery",
+            &[
+                "\t\t# read local port's performance counters",
+                "32 1\t\t# read performance counters from lid 32, port 1",
+                "-x 32 1\t# read extended performance counters from lid 32, port 1",
+                "-a 32\t\t# read performance counters from lid 32, all ports",
+                "-r 32 1\t# read performance counters and reset",
+                "-x -r 32 1\t# read extended performance counters and reset",
+                "-R 0x20 1\t# reset performance counters of port 1 only",
+                "-x -R 0x20 1\t# reset extended performance counters of port 1 only",
+                "-R -a 32\t# reset performance counters of all ports",
+                "-R 32 2 0x0fff\t# reset only error counters of port 2",
+                "-R 32 2 0xf000\t# reset only non-error counters of port 2",
+                "-a 32 1-10\t# read performance counters from lid 32, port 1-10, aggregate output",
+                "-l 32 1-10\t# read performance counters from lid 32, port 1-10, output each port",
+                "-a 32 1,4,8\t# read performance counters from lid 32, port 1, 4, and 8, aggregate output",
+                "-l 32 1,4,8\t# read performance counters from lid 32, port 1, 4, and 8, output each port",
+            ],
+        ))
         .arg(flag("extended", Some('x'), "show extended port counters"))
         .arg(flag("xmtsl", Some('X'), "show Xmt SL port counters"))
         .arg(flag("rcvsl", Some('S'), "show Rcv SL port counters"))

@@ -353,6 +353,7 @@ fn command() -> Command {
     let flag = |id: &'static str, short: char, help: &'static str| {
         Arg::new(id)
             .short(short)
+            .long(id)
             .action(ArgAction::SetTrue)
             .help(help)
     };
@@ -387,27 +388,27 @@ fn command() -> Command {
         .arg(flag("c", 'c', "get the SA's class port info"))
         .arg(flag("S", 'S', "get ServiceRecord info"))
         .arg(flag("I", 'I', "get InformInfoRecord (subscription) info"))
-        .arg(flag("list", 'D', "the node desc of the CA's").long("list"))
+        .arg(flag("list", 'D', "the node desc of the CA's"))
         .arg(value(
             "src-to-dst",
             "get a PathRecord for <src:dst> where src and dst are either node names or LIDs",
-        ))
+        ).value_name("src:dst"))
         .arg(value(
             "sgid-to-dgid",
             "get a PathRecord for <sgid-dgid> where sgid and dgid are addresses in IPv6 format",
-        ))
-        .arg(common::node_name_map_arg())
-        .arg(value("smkey", "SA SM_Key value for the query"))
-        .arg(value("slid", "Source LID (PathRecord)"))
-        .arg(value("dlid", "Destination LID (PathRecord)"))
-        .arg(value("mlid", "Multicast LID (MCMemberRecord)"))
-        .arg(value("sgid", "Source GID (IPv6 format) (PathRecord)"))
-        .arg(value("dgid", "Destination GID (IPv6 format) (PathRecord)"))
-        .arg(value("gid", "Port GID (MCMemberRecord)"))
-        .arg(value("mgid", "Multicast GID (MCMemberRecord)"))
+        ).value_name("sgid-dgid"))
+        .arg(common::node_name_map_arg().help("specify a node name map file"))
+        .arg(value("smkey", "SA SM_Key value for the query. If non-numeric value (like 'x') is specified then saquery will prompt for a value.  Default (when not specified here or in ibdiag.conf) is to  use SM_Key == 0 (or \"untrusted\")"))
+        .arg(value("slid", "Source LID (PathRecord)").value_name("lid"))
+        .arg(value("dlid", "Destination LID (PathRecord)").value_name("lid"))
+        .arg(value("mlid", "Multicast LID (MCMemberRecord)").value_name("lid"))
+        .arg(value("sgid", "Source GID (IPv6 format) (PathRecord)").value_name("gid"))
+        .arg(value("dgid", "Destination GID (IPv6 format) (PathRecord)").value_name("gid"))
+        .arg(value("gid", "Port GID (MCMemberRecord)").value_name("gid"))
+        .arg(value("mgid", "Multicast GID (MCMemberRecord)").value_name("gid"))
         .arg(value("reversible", "Reversible path (PathRecord)").short('r'))
         .arg(value("numb_path", "Number of paths (PathRecord)").short('n'))
-        .arg(value("pkey", "P_Key (PathRecord, MCMemberRecord)"))
+        .arg(value("pkey", "P_Key (PathRecord, MCMemberRecord). If non-numeric value (like 'x') is specified then saquery will prompt for a value"))
         .arg(value("qos_class", "QoS Class (PathRecord)").short('Q'))
         .arg(value("sl", "Service level (PathRecord, MCMemberRecord)"))
         .arg(value("mtu", "MTU and selector (PathRecord, MCMemberRecord)").short('M'))
@@ -416,7 +417,7 @@ fn command() -> Command {
             "pkt_lifetime",
             "Packet lifetime and selector (PathRecord, MCMemberRecord)",
         ))
-        .arg(value("qkey", "Q_Key (MCMemberRecord)").short('q'))
+        .arg(value("qkey", "Q_Key (MCMemberRecord). If non-numeric value (like 'x') is specified then saquery will prompt for a value").short('q'))
         .arg(value("tclass", "Traffic Class (PathRecord, MCMemberRecord)").short('T'))
         .arg(value("flow_label", "Flow Label (PathRecord, MCMemberRecord)").short('F'))
         .arg(value("hop_limit", "Hop limit (PathRecord, MCMemberRecord)").short('H'))

@@ -32,8 +32,8 @@ pub fn command() -> Command {
             Arg::new("string")
                 .short('s')
                 .long("string")
-                .action(ArgAction::SetTrue)
-                .help("print the data as a string"),
+                // C gives `--string` no description (it prints the data as a string).
+                .action(ArgAction::SetTrue),
         )
         .arg(
             Arg::new("json")

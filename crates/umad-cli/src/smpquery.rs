@@ -118,7 +118,7 @@ struct Ctx {
 /// The clap command.
 pub fn command() -> Command {
     let mut usage = String::from(
-        "smpquery [options] <op> <dest dr_path|lid|guid> [op params]\n\n\
+        "<op> <dest dr_path|lid|guid> [op params]\n\n\
          Supported ops (and aliases, case insensitive):\n",
     );
     for o in OPS {
@@ -131,7 +131,8 @@ pub fn command() -> Command {
     }
     let cmd = Command::new("smpquery")
         .about("Query one SMP attribute (as infiniband-diags' smpquery)")
-        .override_usage(usage)
+        .override_usage(format!("smpquery [options] {usage}"))
+        .before_help(usage)
         .after_help(
             "Examples:\n  smpquery portinfo 3 1\t\t\t\t# portinfo by lid, with port modifier\n  \
              smpquery -G switchinfo 0x2C9000100D051 1\t# switchinfo by guid\n  \

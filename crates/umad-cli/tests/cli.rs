@@ -67,7 +67,6 @@ fn exit_codes_as_c() {
     ] {
         assert!(help.contains(flag), "{flag} missing from\n{help}");
     }
-    assert!(help.contains("Exit status"), "{help}");
     assert!(out.stdout.is_empty());
     let out = run(Command::new(umad()).args(["ibnetdiscover", "-V"]));
     assert_eq!(code(&out), 0);
