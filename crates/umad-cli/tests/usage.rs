@@ -170,6 +170,10 @@ fn usage_and_option_errors_match_c() {
             vec![case.value_opt.0],
             vec![case.value_opt.1],
             vec!["-v", "--help", "--bogus"],
+            vec!["-v%"],
+            vec!["--v"],
+            vec!["--help=1"],
+            vec!["--verb", "--hel"],
         ];
         for args in arg_sets {
             let c = run(Command::new(case.tool).env("PATH", &path).args(&args));
