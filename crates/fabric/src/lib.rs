@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod chassis;
+pub mod cnum;
 pub mod diff;
 #[cfg(feature = "discover")]
 pub mod discover;

@@ -651,32 +651,10 @@ fn atoi(s: &str) -> i64 {
     }
 }
 
-/// C `strtoul(s, NULL, 0)`: blanks, sign, `0x` hex, `0` octal or decimal; 0 if none.
+/// C `strtoul(s, NULL, 0)` ([`crate::cnum::strtoull`]): blanks, sign, `0x` hex, `0` octal or
+/// decimal; 0 if none.
 fn strtoul(s: &str) -> u64 {
-    let t = s.trim_start();
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, t) = if (t.starts_with("0x") || t.starts_with("0X"))
-        && t[2..].starts_with(|c: char| c.is_ascii_hexdigit())
-    {
-        (16, &t[2..])
-    } else if t.starts_with('0') {
-        (8, t)
-    } else {
-        (10, t)
-    };
-    let mut v: u64 = 0;
-    for c in t.chars().map_while(|c| c.to_digit(radix)) {
-        v = v.wrapping_mul(u64::from(radix)).wrapping_add(u64::from(c));
-    }
-    if neg {
-        v.wrapping_neg()
-    } else {
-        v
-    }
+    crate::cnum::strtoull(s.as_bytes()).0
 }
 
 /// The first `"…"` of `s`: (contents, the rest after the closing quote).

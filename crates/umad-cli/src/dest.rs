@@ -82,39 +82,7 @@ pub fn c_strtol(s: &str) -> i64 {
 
 /// C's `strtoull(s, NULL, 0)` for GUIDs (a leading `-` negates modulo 2^64, as C does).
 pub fn c_strtoull(s: &str) -> u64 {
-    let t = s.trim_start();
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, digits) = if (t.starts_with("0x") || t.starts_with("0X"))
-        && t[2..].starts_with(|c: char| c.is_ascii_hexdigit())
-    {
-        (16u32, &t[2..])
-    } else if t.starts_with('0') {
-        (8, t)
-    } else {
-        (10, t)
-    };
-    let mut v: u64 = 0;
-    for c in digits.chars() {
-        match c.to_digit(radix) {
-            Some(d) => match v
-                .checked_mul(u64::from(radix))
-                .and_then(|v| v.checked_add(u64::from(d)))
-            {
-                Some(n) => v = n,
-                None => return u64::MAX,
-            },
-            None => break,
-        }
-    }
-    if neg {
-        v.wrapping_neg()
-    } else {
-        v
-    }
+    ibfabric::cnum::strtoull(s.as_bytes()).0
 }
 
 /// C's `atoi`: [`c_strtol`] in decimal only.

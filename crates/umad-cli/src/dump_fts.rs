@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{ArgMatches, Command};
 use ibfabric::discover::DiscoverOptions;
 use ibfabric::{Fabric, NodeNameMap};
 use ibmad::attr::id;
@@ -57,36 +57,11 @@ fn command(prog: &'static str) -> Command {
                 "-M 0xc010 0xc020\t# same, but with range",
                 "-M -n\t# simple dump format",
             ],
-        ))
-        .arg(
-            Arg::new("all")
-                .short('a')
-                .long("all")
-                .action(ArgAction::Count)
-                .help("show all lids, even invalid entries"),
-        )
-        .arg(
-            Arg::new("no_dests")
-                .short('n')
-                .long("no_dests")
-                .action(ArgAction::Count)
-                .help("do not try to resolve destinations"),
-        )
-        .arg(
-            Arg::new("Multicast")
-                .short('M')
-                .long("Multicast")
-                .action(ArgAction::Count)
-                .help("show multicast forwarding tables"),
-        )
-        .arg(common::node_name_map_arg())
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print the tables as JSON (docs/json/dump_fts-v1.schema.json)"),
-        )
-        .arg(Arg::new("args").num_args(0..));
+        ));
+    let cmd = crate::ibroute::table_args(
+        cmd,
+        "print the tables as JSON (docs/json/dump_fts-v1.schema.json)",
+    );
     common::add_common_args(cmd, EXCLUDED_COMMON)
 }
 

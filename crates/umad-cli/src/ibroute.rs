@@ -54,37 +54,46 @@ pub fn command() -> Command {
                 "-M 4 0xc010 0xc020\t# same, but with range",
                 "-M -n 4\t# simple dump format",
             ],
-        ))
-        .arg(
-            Arg::new("all")
-                .short('a')
-                .long("all")
-                .action(ArgAction::Count)
-                .help("show all lids, even invalid entries"),
-        )
-        .arg(
-            Arg::new("no_dests")
-                .short('n')
-                .long("no_dests")
-                .action(ArgAction::Count)
-                .help("do not try to resolve destinations"),
-        )
-        .arg(
-            Arg::new("Multicast")
-                .short('M')
-                .long("Multicast")
-                .action(ArgAction::Count)
-                .help("show multicast forwarding tables"),
-        )
-        .arg(common::node_name_map_arg())
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print the table as JSON (docs/json/ibroute-v1.schema.json)"),
-        )
-        .arg(Arg::new("args").num_args(0..));
+        ));
+    let cmd = table_args(
+        cmd,
+        "print the table as JSON (docs/json/ibroute-v1.schema.json)",
+    );
     common::add_common_args(cmd, EXCLUDED_COMMON)
+}
+
+/// The options ibroute and dump_fts share (dump_fts is a script over ibroute), in C's order,
+/// with `--json`'s help naming the tool's schema; then the positional arguments.
+pub fn table_args(cmd: Command, json_help: &'static str) -> Command {
+    cmd.arg(
+        Arg::new("all")
+            .short('a')
+            .long("all")
+            .action(ArgAction::Count)
+            .help("show all lids, even invalid entries"),
+    )
+    .arg(
+        Arg::new("no_dests")
+            .short('n')
+            .long("no_dests")
+            .action(ArgAction::Count)
+            .help("do not try to resolve destinations"),
+    )
+    .arg(
+        Arg::new("Multicast")
+            .short('M')
+            .long("Multicast")
+            .action(ArgAction::Count)
+            .help("show multicast forwarding tables"),
+    )
+    .arg(common::node_name_map_arg())
+    .arg(
+        Arg::new("json")
+            .long("json")
+            .action(ArgAction::SetTrue)
+            .help(json_help),
+    )
+    .arg(Arg::new("args").num_args(0..))
 }
 
 /// Runs `ibroute`; returns the exit code.
