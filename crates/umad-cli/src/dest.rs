@@ -357,6 +357,12 @@ impl SmpPort {
 
     /// `resolve_guid`: the LID of port GUID `guid`, from an SA PathRecord from this port.
     pub fn resolve_guid(&self, guid: u64) -> Option<u16> {
+        self.resolve_guid_path(guid).map(|pr| pr.dlid)
+    }
+
+    /// `ib_resolve_guid_via`: the SA's PathRecord from this port to port GUID `guid` (its
+    /// DLID and SL make libibmad's portid); `None` after C's warnings.
+    pub fn resolve_guid_path(&self, guid: u64) -> Option<PathRecord> {
         let local = self.local()?;
         let prefix = if local.gid_prefix != 0 {
             local.gid_prefix
@@ -374,7 +380,7 @@ impl SmpPort {
             None => self.rpc.sa_get(&template, mask),
         };
         match answer {
-            Ok(pr) => Some(pr.dlid),
+            Ok(pr) => Some(pr),
             Err(e) => {
                 if self.opts.errors {
                     ibwarn("ib_path_query_via", &e.to_string());

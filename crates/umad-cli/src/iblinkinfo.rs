@@ -457,13 +457,19 @@ pub fn open_sweep_port(opts: &CommonOpts, outstanding: Option<usize>) -> Option<
     })
 }
 
-/// Discovers through `sp` with the common options and `-n`, from `from` (default: the
-/// local port).
-pub fn discover(
-    sp: &SmpPort,
-    max_hops: u32,
-    from: Option<ibmad::DrPath>,
-) -> Result<Discovery, String> {
+/// Where a sweep starts: libibnetdisc's `from` portid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// The local port.
+    Local,
+    /// A directed route (`-D`).
+    Dr(ibmad::DrPath),
+    /// A LID (`-G`, resolved through the SA): LID-routed, then directed.
+    Lid(u16),
+}
+
+/// Discovers through `sp` with the common options and `-n`, from `from`.
+pub fn discover(sp: &SmpPort, max_hops: u32, from: Start) -> Result<Discovery, String> {
     let opts = &sp.opts;
     let d_opts = DiscoverOptions {
         max_hops,
@@ -471,7 +477,14 @@ pub fn discover(
             .timeout_ms
             .map(|ms| Duration::from_millis(u64::from(ms))),
         mlx_epi: opts.mlx_epi,
-        from: from.unwrap_or_else(ibmad::DrPath::local),
+        from: match from {
+            Start::Dr(path) => path,
+            _ => ibmad::DrPath::local(),
+        },
+        from_lid: match from {
+            Start::Lid(lid) => lid,
+            _ => 0,
+        },
         ..DiscoverOptions::default()
     };
     ibfabric::discover::discover_with(&sp.rpc, &d_opts).map_err(|e| e.to_string())
@@ -509,9 +522,13 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let map =
         common::open_node_name_map(m.get_one::<PathBuf>("node-name-map").map(|p| p.as_path()));
     let mut from = None;
+    let mut start = None;
     if let Some(dr) = &dr_path {
         match DrRoute::parse(dr) {
-            Some(r) => from = Some(r),
+            Some(r) => {
+                start = Some(Start::Dr(r.path()));
+                from = Some(r);
+            }
             None => ibwarn(
                 "main",
                 &format!("Failed to resolve {dr}; attempting full scan"),
@@ -519,11 +536,12 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     } else if let Some(g) = &guid_str {
         let guid = c_strtoull(g);
-        if guid == 0 || sp.resolve_guid(guid).is_none() {
-            ibwarn(
+        match (guid != 0).then(|| sp.resolve_guid(guid)).flatten() {
+            Some(lid) => start = Some(Start::Lid(lid)),
+            None => ibwarn(
                 "main",
                 &format!("Failed to resolve {g}; attempting full scan\n"),
-            );
+            ),
         }
     }
     let mut wanted_guid = guid_str.as_deref().map(c_strtoull);
@@ -541,18 +559,18 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     }
     let mut discovery = None;
-    if let Some(r) = &from {
+    if let Some(start) = start {
         if max_hops == 0 {
             max_hops = 1;
         }
-        match discover(&sp, max_hops, Some(r.path())) {
+        match discover(&sp, max_hops, start) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Partial fabric scan failed; attempting full scan\n"),
         }
     }
     let d = match discovery {
         Some(d) => d,
-        None => match discover(&sp, max_hops, None) {
+        None => match discover(&sp, max_hops, Start::Local) {
             Ok(d) => d,
             Err(e) => {
                 if opts.errors || opts.verbose > 0 {

@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 
 use crate::common::{self, CommonOpts, Parsed};
 use crate::dest::{c_strtoull, ibexit, ibwarn, Dest, DrRoute, SmpPort};
-use crate::iblinkinfo::{self, Links, Show};
+use crate::iblinkinfo::{self, Links, Show, Start};
 use crate::perfquery::{Pma, PmaCaps, ALL_PORTS};
 
 /// The default threshold file.
@@ -433,10 +433,14 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let map =
         common::open_node_name_map(m.get_one::<PathBuf>("node-name-map").map(|p| p.as_path()));
     let mut from = None;
+    let mut start = None;
     let mut sl = HashMap::new();
     if let Some(dr) = &dr_path {
         match DrRoute::parse(dr) {
-            Some(r) => from = Some(r),
+            Some(r) => {
+                start = Some(Start::Dr(r.path()));
+                from = Some(r);
+            }
             None => ibwarn(
                 "main",
                 &format!("Failed to resolve {dr}; attempting full scan"),
@@ -444,11 +448,12 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     } else if let Some(g) = &guid_str {
         let guid = c_strtoull(g);
-        match (guid != 0).then(|| sp.resolve_guid(guid)).flatten() {
-            Some(lid) => {
+        match (guid != 0).then(|| sp.resolve_guid_path(guid)).flatten() {
+            Some(pr) => {
                 if obtain_sl {
-                    sl.insert(lid, 0);
+                    sl.insert(pr.dlid, pr.sl);
                 }
+                start = Some(Start::Lid(pr.dlid));
             }
             None => ibwarn(
                 "main",
@@ -457,15 +462,15 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     }
     let mut discovery = None;
-    if let Some(r) = &from {
-        match iblinkinfo::discover(&sp, 1, Some(r.path())) {
+    if let Some(start) = start {
+        match iblinkinfo::discover(&sp, 1, start) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Single node discover failed; attempting full scan"),
         }
     }
     let d = match discovery {
         Some(d) => d,
-        None => match iblinkinfo::discover(&sp, 0, None) {
+        None => match iblinkinfo::discover(&sp, 0, Start::Local) {
             Ok(d) => d,
             Err(e) => {
                 if opts.errors || opts.verbose > 0 {
