@@ -34,6 +34,10 @@ use crate::common::{self, CommonOpts, Parsed};
 use crate::dest::{c_strtoull, ibexit, ibwarn, Dest, DrRoute, SmpPort};
 use crate::iblinkinfo::{self, Links, Show, Start};
 use crate::perfquery::{Pma, PmaCaps, ALL_PORTS};
+use crate::saquery::Sa;
+
+/// C's `DEFAULT_HALF_WORLD_PR_TIMEOUT`: the time the SL PathRecord table has.
+const DEFAULT_HALF_WORLD_PR_TIMEOUT_MS: u64 = 3000;
 
 /// The default threshold file.
 pub const DEFAULT_THRESHOLD_FILE: &str = "/etc/infiniband-diags/error_thresholds";
@@ -602,7 +606,8 @@ fn find_port_node(nodes: &[Node], guid: u64) -> Option<usize> {
 }
 
 /// C's `path_record_query`: the SL to every destination (or to `dguid`), from an SA
-/// PathRecord GetTable; `false` after C's message when the SA does not answer.
+/// PathRecord GetTable (C's `sa_query`, 3 s for the whole answer); `false` after C's
+/// message when there is none.
 fn path_records(sp: &SmpPort, sl: &mut HashMap<u16, u8>, sgid: Gid, dguid: Option<u64>) -> bool {
     let mut template = PathRecord {
         sgid,
@@ -615,11 +620,21 @@ fn path_records(sp: &SmpPort, sl: &mut HashMap<u16, u8>, sgid: Gid, dguid: Optio
         template.dgid = Gid::new(sgid.prefix(), g);
         mask |= comp::DGID;
     }
-    sp.rpc.set_budget(
-        std::time::Duration::from_millis(3000),
-        umad::rpc::DEFAULT_RETRIES,
-    );
-    match sp.rpc.sa_get_table(&template, mask) {
+    if sp.rpc.sa_addr().is_err() {
+        // sa_get_handle: no SM LID (C prints its CA name only when it has none).
+        let ca = if sp.opts.ca.is_some() { "" } else { "(null)" };
+        ibwarn(
+            "sa_get_handle",
+            &format!("No SM/SA found on port {ca}:{}", sp.opts.port),
+        );
+        return false;
+    }
+    let sa = Sa {
+        rpc: sp.rpc.clone(),
+        sm_key: 0,
+        timeout: std::time::Duration::from_millis(DEFAULT_HALF_WORLD_PR_TIMEOUT_MS),
+    };
+    match sa.query(Method::GetTable, &template, mask) {
         Ok(records) => {
             for r in records {
                 sl.insert(r.dlid, r.sl);
@@ -627,13 +642,13 @@ fn path_records(sp: &SmpPort, sl: &mut HashMap<u16, u8>, sgid: Gid, dguid: Optio
             true
         }
         Err(e) => {
-            let why = match e {
-                umad::Error::TimedOut { .. } if sp.opts.debug == 0 => {
-                    "Connection timed out".to_string()
-                }
-                e => e.to_string(),
-            };
-            eprintln!("Query SA failed: {why}; sa call path_query failed");
+            let msg = e.message.unwrap_or_default();
+            if msg.starts_with("Query SA failed: ") {
+                eprintln!("{msg}; sa call path_query failed");
+            } else {
+                // The SA's error status (sa_report_err).
+                eprintln!("{msg}");
+            }
             false
         }
     }
