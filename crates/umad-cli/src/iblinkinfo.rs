@@ -4,12 +4,14 @@
 //!
 //! Options: `-l` one line per link, `-p` HOQ life and VL stall count, `-d` only down ports,
 //! `--switches-only`, `--cas-only`, `--node-name-map`, `-o` SMPs in flight, `-n` hops,
-//! `-D <dr_path>` / `-G <port_guid>` (`-S`) one node (a partial scan from a directed route),
+//! `-D <dr_path>` / `-G <port_guid>` (`-S`) one node (a partial scan from a directed route,
+//! or, as infiniband-diags 44, from the LID an SA PathRecord gives for the GUID: LID-routed,
+//! then LID-routed and directed beyond a switch, never on through a CA; ibsim answers no
+//! such combined route, so there, as with C, a switch's peers are "Port not available"),
 //! `-a` all nodes of a partial scan.
 //!
 //! Differences from C: `--load-cache`, `--diff`, `--diffcheck` and `--filterdownports` (C's
-//! binary ibnetdisc cache) are not offered; `-G` always scans the whole fabric (C scans from
-//! the GUID's LID when the SA resolves it: the output is the same); the "Could be FDR10"
+//! binary ibnetdisc cache) are not offered; the "Could be FDR10"
 //! hints need Mellanox ExtendedPortInfo LinkSpeedSupported, which the discovery does not
 //! keep (no ibsim device has it).
 

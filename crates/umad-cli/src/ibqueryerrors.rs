@@ -12,8 +12,20 @@
 //! `-k`/`-K` clear error/data counters, `--threshold-file`, `--skip-sl`, `-G`/`-S` and `-D`
 //! one node, `-o` SMPs in flight for the discovery, `--node-name-map`.
 //!
-//! Differences from C: `--load-cache` (C's binary ibnetdisc cache) is not offered; `-G`
-//! scans the whole fabric (the node reported is the same).
+//! The SL to each destination (unless `--skip-sl`) comes from one SA PathRecord GetTable
+//! from the local port (C's `path_record_query` through `sa_query`: no retries, 3 s for the
+//! whole RMPP answer); without it (no SA, an answer cut short or never complete) C's
+//! `Query SA failed: ...; sa call path_query failed` goes to stderr and the tool ends with
+//! status 0 and nothing on stdout, as C. `-G`/`-S` resolve the GUID with a PathRecord (its
+//! SL kept) and discover from that LID with one hop, as libibnetdisc does (see
+//! `iblinkinfo`); `-D` from the route. `tests/ibsim_sa_paths.rs` compares all of it with C
+//! against opensm answering whole tables (both on the drop-in libibumad), and the failures.
+//!
+//! Differences from C: `--load-cache` (C's binary ibnetdisc cache) is not offered; C's
+//! `ibwarn: ... sa_query: umad_recv failed` line (printed when its `umad_recv` timed out
+//! rather than the send) is printed only when our request's user-space deadline ended it,
+//! which the native ibsim transport never does (it reports the incomplete RMPP transfer as
+//! the send's timeout).
 
 use std::collections::HashMap;
 use std::ffi::OsString;
