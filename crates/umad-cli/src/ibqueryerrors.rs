@@ -21,11 +21,11 @@
 //! `iblinkinfo`); `-D` from the route. `tests/ibsim_sa_paths.rs` compares all of it with C
 //! against opensm answering whole tables (both on the drop-in libibumad), and the failures.
 //!
-//! Differences from C: `--load-cache` (C's binary ibnetdisc cache) is not offered; C's
-//! `ibwarn: ... sa_query: umad_recv failed` line (printed when its `umad_recv` timed out
-//! rather than the send) is printed only when our request's user-space deadline ended it,
-//! which the native ibsim transport never does (it reports the incomplete RMPP transfer as
-//! the send's timeout).
+//! Differences from C: `--load-cache` (C's binary ibnetdisc cache) is not offered. C's
+//! `ibwarn: ... sa_query: umad_recv failed: ...` line comes when its `umad_recv` times out
+//! before the send reports its own timeout (C on the drop-in, whose RMPP receive waits in
+//! `umad_recv`); ours only when the request's user-space deadline ended it: the native
+//! transports report an incomplete answer as the send's timeout (as the kernel does).
 
 use std::collections::HashMap;
 use std::ffi::OsString;
