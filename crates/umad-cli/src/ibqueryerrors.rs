@@ -25,7 +25,7 @@
 //! `ibwarn: ... sa_query: umad_recv failed: ...` line comes when its `umad_recv` times out
 //! before the send reports its own timeout (C on the drop-in, whose RMPP receive waits in
 //! `umad_recv`); ours only when the request's user-space deadline ended it: the native
-//! transports report an incomplete answer as the send's timeout (as the kernel does).
+//! transports report an incomplete answer as the send's timeout.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
