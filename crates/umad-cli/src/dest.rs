@@ -382,6 +382,14 @@ impl SmpPort {
         match answer {
             Ok(pr) => Some(pr),
             Err(e) => {
+                if matches!(e, umad::Error::TimedOut { .. }) {
+                    // libibmad's mad_rpc_rmpp: no answer from the SA.
+                    let sa = self.sm_lid().unwrap_or(local.sm_lid as u16);
+                    ibwarn(
+                        "mad_rpc_rmpp",
+                        &format!("_do_madrpc failed; dport (Lid {sa})"),
+                    );
+                }
                 if self.opts.errors {
                     ibwarn("ib_path_query_via", &e.to_string());
                 }

@@ -32,6 +32,8 @@ struct Vars {
     sw2: String,
     /// The first switch's LID.
     sw_lid: String,
+    /// The SM's LID.
+    sm_lid: String,
 }
 
 /// A `0x...` number.
@@ -64,12 +66,20 @@ fn vars(ports: &str, not: &[u64]) -> Vars {
         sw: sws[0][3].to_string(),
         sw2: sws[sws.len() - 1][3].to_string(),
         sw_lid: sws[0][1].to_string(),
+        sm_lid: String::new(),
     }
 }
 
-/// The port GUIDs of the SM (`sminfo`) and of the tools' port (`smpquery nodeinfo`), by C.
-fn own_ports(f: &DropInSa) -> Vec<u64> {
+/// The port GUIDs of the SM (`sminfo`) and of the tools' port (`smpquery nodeinfo`), by
+/// C, and the SM's LID.
+fn own_ports(f: &DropInSa) -> (Vec<u64>, String) {
     let (_, sm, _) = f.c("sminfo", &[]);
+    let sm_lid = sm
+        .split("sm lid ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or("")
+        .to_string();
     let sm = sm
         .split("sm guid ")
         .nth(1)
@@ -81,7 +91,7 @@ fn own_ports(f: &DropInSa) -> Vec<u64> {
         .map(|v| v.trim_start_matches('.'));
     let own: Vec<u64> = [sm, me].into_iter().flatten().map(hex).collect();
     assert_eq!(own.len(), 2, "{sm:?} {ni}");
-    own
+    (own, sm_lid)
 }
 
 fn expand(args: &[&str], v: &Vars) -> Vec<String> {
@@ -92,6 +102,7 @@ fn expand(args: &[&str], v: &Vars) -> Vec<String> {
                 .replace("{calid}", &v.ca_lid)
                 .replace("{sw2}", &v.sw2)
                 .replace("{swlid}", &v.sw_lid)
+                .replace("{smlid}", &v.sm_lid)
                 .replace("{sw}", &v.sw)
         })
         .collect()
@@ -102,11 +113,28 @@ fn mask(text: &str) -> String {
     mask_traffic(&mask_data(text))
 }
 
-/// C's and our lines of the SA failure messages (`Query SA failed: ...`, `ERROR: ...`).
-fn sa_errors(stderr: &str) -> Vec<&str> {
+/// The SA failure lines of a run's stderr (`Query SA failed: ...`, `ERROR: ...`, and the
+/// `ibwarn` lines of the GUID resolution and the tools' `main`, their pid masked).
+fn sa_errors(stderr: &str) -> Vec<String> {
+    const WARNS: &[&str] = &[
+        "mad_rpc_rmpp: ",
+        "ib_path_query_via: ",
+        "main: ",
+        "sa_get_handle: ",
+    ];
     stderr
         .lines()
-        .filter(|l| l.starts_with("Query SA failed") || l.starts_with("ERROR: "))
+        .filter_map(|l| {
+            if l.starts_with("Query SA failed") || l.starts_with("ERROR: ") {
+                return Some(l.to_string());
+            }
+            let rest = l.strip_prefix("ibwarn: [")?;
+            let (_, what) = rest.split_once("] ")?;
+            WARNS
+                .iter()
+                .any(|w| what.starts_with(w))
+                .then(|| format!("ibwarn: [pid] {what}"))
+        })
         .collect()
 }
 
@@ -153,15 +181,26 @@ const CASES: &[Case] = &[
     ("ibqueryerrors", &["-D", "0,1", "-r"]),
     ("ibqueryerrors", &["-D", "0"]),
     ("ibqueryerrors", &["-G", "0x999"]),
+    ("ibqueryerrors", &["-s", "{smlid}", "-G", "{ca}"]),
     ("iblinkinfo", &["-G", "{ca}"]),
     ("iblinkinfo", &["-t", "100", "-G", "{sw}"]),
     ("iblinkinfo", &["-t", "100", "-S", "{sw}", "-l"]),
     ("iblinkinfo", &["--switches-only", "-G", "{ca}"]),
+    ("iblinkinfo", &["-a", "-t", "100", "-G", "{sw}"]),
+    ("iblinkinfo", &["-G", "0x999"]),
     ("perfquery", &["-G", "{ca}", "{caport}"]),
     ("perfquery", &["-x", "-G", "{sw}", "1"]),
     ("smpquery", &["-G", "nodeinfo", "{ca}"]),
     ("smpquery", &["-G", "portinfo", "{sw}", "1"]),
+    ("smpquery", &["-G", "nodeinfo", "0x999"]),
+    ("smpquery", &["-s", "{smlid}", "-G", "nodeinfo", "{ca}"]),
+    // An SA LID that answers nothing: C's libibmad warnings too.
+    ("smpquery", &["-s", "{swlid}", "-G", "nodeinfo", "{ca}"]),
+    ("perfquery", &["-G", "0x999", "1"]),
+    ("ibportstate", &["-G", "0x999", "1"]),
+    ("ibtracert", &["-G", "{ca}", "0x999"]),
     ("ibaddr", &["-G", "{ca}"]),
+    ("ibaddr", &["-s", "{swlid}", "-G", "{ca}"]),
     ("ibroute", &["-G", "{sw}"]),
     ("ibtracert", &["-G", "{ca}", "{sw2}"]),
     ("ibportstate", &["-G", "{ca}", "{caport}"]),
@@ -213,7 +252,9 @@ fn live_sa(fabric: &str) {
     inject(&sim);
     let (code, ports, _) = f.c("ibnetdiscover", &["-p"]);
     assert_eq!(code, 0);
-    let v = vars(&ports, &own_ports(&f));
+    let (own, sm_lid) = own_ports(&f);
+    let mut v = vars(&ports, &own);
+    v.sm_lid = sm_lid;
     let big = fabric.starts_with("fattree");
     let mut answered = 0;
     for (tool, args) in CASES {
