@@ -15,7 +15,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::sa::{hca_names, DropInSa, Ran};
-use common::{mask_data, mask_traffic};
+use common::{assert_valid, json_schema, mask_data, mask_traffic};
 use compat::require_drop_in;
 use ibsim_harness::{fabrics_dir, netfile_switches, require_ibsim, Ibsim};
 
@@ -287,6 +287,23 @@ fn live_sa(fabric: &str) {
         answered >= if big { 5 } else { 25 },
         "{fabric}: {answered} answered"
     );
+
+    // --json of the partial scans (peers unknown) validates.
+    for (tool, args) in [
+        (
+            "ibqueryerrors",
+            &["--json", "-t", "100", "-G", "{sw}", "-r"][..],
+        ),
+        ("ibqueryerrors", &["--json", "-G", "{ca}"]),
+        ("iblinkinfo", &["--json", "-G", "{ca}"]),
+        ("iblinkinfo", &["--json", "-t", "100", "-G", "{sw}"]),
+    ] {
+        let args = expand(args, &v);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = f.ours(tool, &a);
+        assert!(code == 0 || code == 1, "{fabric}: {tool} {a:?}: {err}");
+        assert_valid(&json_schema(&format!("{tool}-v1.schema.json")), &out);
+    }
 
     // The SL table came whole (else ibqueryerrors stops before the sweep, printing nothing):
     // the injected errors are reported, with no SA failure.
