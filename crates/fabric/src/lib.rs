@@ -14,6 +14,7 @@
 //! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub mod chassis;
 pub mod cnum;
 pub mod diff;
@@ -27,7 +28,8 @@ pub mod netfile;
 pub use ibnetdiscover::{Format, NodeNameMap, NodeNameMapError, ParseError, WriteOptions};
 pub use json::FabricJson;
 pub use model::{
-    Chassis, Fabric, Link, Node, NodeChassis, Origin, Port, PortRef, Progress, Queried, Route,
+    Chassis, Fabric, Link, Node, NodeChassis, Origin, Port, PortRef, Progress, Queried, RawNode,
+    Route,
 };
 
 /// The crate README's example, compiled as a doctest so that it stays true.
