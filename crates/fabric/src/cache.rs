@@ -609,7 +609,11 @@ impl CacheFile {
                     ext_port: p.ext_port,
                     base_lid: p.lid,
                     lmc: p.lmc,
-                    info: p.raw_info.as_deref().copied().unwrap_or_else(|| synth_port_info(p)),
+                    info: p
+                        .raw_info
+                        .as_deref()
+                        .copied()
+                        .unwrap_or_else(|| synth_port_info(p)),
                     node_guid: n.guid,
                     remote,
                 })

@@ -856,10 +856,10 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         infos: &infos,
     };
     let diff_infos = diff_fabric.as_ref().map(port_infos_from_raw);
-    let orig = diff_fabric.as_ref().zip(diff_infos.as_ref()).map(|(fabric, infos)| Links {
-        fabric,
-        infos,
-    });
+    let orig = diff_fabric
+        .as_ref()
+        .zip(diff_infos.as_ref())
+        .map(|(fabric, infos)| Links { fabric, infos });
     let show = Show {
         line: m.get_flag("line"),
         additional: m.get_flag("additional"),

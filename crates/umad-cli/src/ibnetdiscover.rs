@@ -304,7 +304,9 @@ pub fn write_cache(fabric: &Fabric, path: &Path) -> Result<(), CliError> {
             path.display()
         ))
     };
-    let bytes = fabric.to_ibnetdisc_cache().map_err(|e| failed(e.to_string()))?;
+    let bytes = fabric
+        .to_ibnetdisc_cache()
+        .map_err(|e| failed(e.to_string()))?;
     std::fs::write(path, bytes).map_err(|e| failed(e.to_string()))
 }
 
