@@ -743,3 +743,290 @@ impl Fabric {
         Ok(CacheFile::from_fabric(self)?.to_bytes())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Format, WriteOptions};
+    use ibmad::{PhysPortState, PortState};
+
+    /// A switch (0x20, 4 ports) with two CAs on ports 1 and 2; discovery from CA 0x10.
+    fn fabric() -> Fabric {
+        let mut f = Fabric::default();
+        let mut sw = Node::new(NodeType::Switch, 4, 0x20);
+        sw.port_guid = 0x20;
+        sw.system_image_guid = 0x21;
+        sw.vendor_id = 0x2c9;
+        sw.device_id = 0xc738;
+        sw.description = "sw".into();
+        sw.lid = 3;
+        sw.enhanced_port0 = true;
+        for p in 0..=4 {
+            let mut port = Port::new(p, 0x20);
+            port.lid = 3;
+            port.state = PortState::Active;
+            port.phys_state = PhysPortState::LinkUp;
+            port.width = 2;
+            port.speed = 4;
+            port.vl_cap = 4;
+            sw.ports.push(port);
+        }
+        f.nodes.push(sw);
+        for (guid, lid) in [(0x10u64, 1u16), (0x30, 2)] {
+            let mut ca = Node::new(NodeType::ChannelAdapter, 2, guid);
+            ca.port_guid = guid + 1;
+            ca.local_port = 1;
+            ca.description = format!("ca {guid:#x}");
+            let mut port = Port::new(1, guid + 1);
+            port.lid = lid;
+            port.state = PortState::Active;
+            port.phys_state = PhysPortState::LinkUp;
+            port.width = 2;
+            port.speed = 4;
+            ca.ports.push(port);
+            f.nodes.push(ca);
+        }
+        f.link(PortRef { node: 1, port: 1 }, PortRef { node: 0, port: 1 });
+        f.link(PortRef { node: 2, port: 1 }, PortRef { node: 0, port: 2 });
+        f.from = Some(Origin { node: 1, port: 1 });
+        f.max_hops_discovered = Some(2);
+        f.validate().unwrap();
+        f
+    }
+
+    fn text(f: &Fabric) -> String {
+        let o = WriteOptions {
+            format: Format::Topology,
+            date: "today".into(),
+            ..WriteOptions::default()
+        };
+        f.to_ibnetdiscover(&o)
+    }
+
+    #[test]
+    fn round_trips() {
+        let f = fabric();
+        let bytes = f.to_ibnetdisc_cache().unwrap();
+        assert!(is_cache(&bytes));
+        let keys = 5 + 1 + 1;
+        assert_eq!(
+            bytes.len(),
+            HEADER_LEN + 3 * NODE_RECORD_LEN + keys * PORT_KEY_LEN + 7 * PORT_RECORD_LEN
+        );
+        let g = Fabric::from_ibnetdisc_cache(&bytes).unwrap();
+        assert_eq!(text(&g), text(&f));
+        assert_eq!(g.nodes.len(), 3);
+        assert_eq!(g.from, f.from);
+        assert_eq!(g.max_hops_discovered, Some(2));
+        assert_eq!(g.links(), f.links());
+        for (a, b) in f.nodes.iter().zip(&g.nodes) {
+            assert_eq!(
+                (
+                    a.guid,
+                    a.port_guid,
+                    a.system_image_guid,
+                    a.vendor_id,
+                    a.device_id
+                ),
+                (
+                    b.guid,
+                    b.port_guid,
+                    b.system_image_guid,
+                    b.vendor_id,
+                    b.device_id
+                )
+            );
+            assert_eq!(
+                (a.lid, a.enhanced_port0, &a.description),
+                (b.lid, b.enhanced_port0, &b.description)
+            );
+            for (p, q) in a.ports.iter().zip(&b.ports) {
+                assert_eq!(
+                    (
+                        p.number,
+                        p.guid,
+                        p.lid,
+                        p.state,
+                        p.phys_state,
+                        p.width,
+                        p.speed
+                    ),
+                    (
+                        q.number,
+                        q.guid,
+                        q.lid,
+                        q.state,
+                        q.phys_state,
+                        q.width,
+                        q.speed
+                    )
+                );
+            }
+        }
+        // Written again from the loaded fabric (raw blocks kept): the same bytes.
+        assert_eq!(g.to_ibnetdisc_cache().unwrap(), bytes);
+    }
+
+    #[test]
+    fn ports_are_written_in_hash_bucket_order() {
+        let file = CacheFile::from_fabric(&fabric()).unwrap();
+        let keys: Vec<(u32, u64, u8)> = file
+            .ports
+            .iter()
+            .map(|p| (hash_guid(p.guid) % HTSZ, p.guid, p.number))
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort_by_key(|&(b, ..)| b);
+        assert_eq!(keys, sorted);
+        // A switch's ports share a bucket: highest number first, as C's chain after a load.
+        let sw: Vec<u8> = keys.iter().filter(|k| k.1 == 0x20).map(|k| k.2).collect();
+        assert_eq!(sw, [4, 3, 2, 1, 0]);
+        assert_eq!(hash_guid(0x1_0000_0002), 103 ^ 202);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let bytes = fabric().to_ibnetdisc_cache().unwrap();
+        for n in 0..bytes.len() {
+            match Fabric::from_ibnetdisc_cache(&bytes[..n]) {
+                Err(CacheError::Truncated { .. } | CacheError::TooManyRecords { .. }) => {}
+                other => panic!("{n} bytes: {other:?}"),
+            }
+        }
+        // Trailing bytes are ignored, as C does.
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(b"junk");
+        assert!(Fabric::from_ibnetdisc_cache(&longer).is_ok());
+    }
+
+    #[test]
+    fn bad_magic_version_and_counts() {
+        let bytes = fabric().to_ibnetdisc_cache().unwrap();
+        let mut b = bytes.clone();
+        b[0] ^= 1;
+        assert!(matches!(
+            Fabric::from_ibnetdisc_cache(&b),
+            Err(CacheError::BadMagic(_))
+        ));
+        assert!(!is_cache(&b));
+        assert!(Fabric::from_ibnetdisc_cache(b"# Topology file").is_err());
+        let mut b = bytes.clone();
+        b[4] = 2;
+        assert_eq!(
+            Fabric::from_ibnetdisc_cache(&b),
+            Err(CacheError::BadVersion(2))
+        );
+        for at in [8, 12] {
+            let mut b = bytes.clone();
+            b[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            let e = Fabric::from_ibnetdisc_cache(&b).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    CacheError::TooManyRecords {
+                        count: u32::MAX,
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+            assert!(e.to_string().contains("4294967295"), "{e}");
+        }
+    }
+
+    fn file() -> CacheFile {
+        CacheFile::from_fabric(&fabric()).unwrap()
+    }
+
+    fn load(f: &CacheFile) -> Result<Fabric, CacheError> {
+        Fabric::from_ibnetdisc_cache(&f.to_bytes())
+    }
+
+    #[test]
+    fn inconsistent_records_are_errors() {
+        let mut f = file();
+        f.nodes[2].guid = 0x20;
+        assert_eq!(load(&f), Err(CacheError::DuplicateNode(0x20)));
+
+        let mut f = file();
+        let p = f.ports[0].clone();
+        f.ports.push(p.clone());
+        assert_eq!(load(&f), Err(CacheError::DuplicatePort(p.guid, p.number)));
+
+        let mut f = file();
+        f.from_node_guid = 0x99;
+        assert_eq!(load(&f), Err(CacheError::NoFromNode(0x99)));
+
+        // CA 0x30 also lists the switch's port 1.
+        let mut f = file();
+        f.nodes[2].ports.push((0x20, 1));
+        assert_eq!(load(&f), Err(CacheError::PortListedTwice(0x20, 1)));
+
+        // A port owned by another node.
+        let mut f = file();
+        let i = f.ports.iter().position(|p| p.guid == 0x31).unwrap();
+        f.ports[i].node_guid = 0x10;
+        assert!(matches!(
+            load(&f),
+            Err(CacheError::WrongOwner { node: 0x30, .. })
+        ));
+
+        // The CA's link points at switch port 3, which points nowhere.
+        let mut f = file();
+        let i = f.ports.iter().position(|p| p.guid == 0x11).unwrap();
+        f.ports[i].remote = Some((0x20, 3));
+        assert!(matches!(load(&f), Err(CacheError::AsymmetricLink { .. })));
+    }
+
+    #[test]
+    fn incomplete_caches_load_as_c_does() {
+        // A key with no record, a key above NumPorts, a record nobody lists, a remote key
+        // naming no port: skipped or unlinked.
+        let mut f = file();
+        f.nodes[0].ports.push((0x20, 7));
+        f.nodes[1].ports.push((0x11, 9));
+        f.ports.push(PortRecord {
+            guid: 0x11,
+            number: 9,
+            ext_port: 0,
+            base_lid: 0,
+            lmc: 0,
+            info: [0; 64],
+            node_guid: 0x10,
+            remote: None,
+        });
+        let g = load(&f).unwrap();
+        assert_eq!(g.nodes[0].ports.len(), 5);
+        assert_eq!(g.nodes[1].ports.len(), 1);
+        let mut f = file();
+        let i = f.ports.iter().position(|p| p.guid == 0x11).unwrap();
+        let j = f
+            .ports
+            .iter()
+            .position(|p| p.guid == 0x20 && p.number == 1)
+            .unwrap();
+        f.ports[i].remote = Some((0x55, 1));
+        f.ports[j].remote = None;
+        let g = load(&f).unwrap();
+        assert_eq!(g.nodes[1].port(1).unwrap().remote, None);
+    }
+
+    #[test]
+    fn corrupted_bytes_never_panic() {
+        let bytes = fabric().to_ibnetdisc_cache().unwrap();
+        for i in 0..bytes.len() {
+            for v in [0u8, 0xff, bytes[i] ^ 0x80] {
+                let mut b = bytes.clone();
+                b[i] = v;
+                let _ = Fabric::from_ibnetdisc_cache(&b);
+            }
+        }
+    }
+
+    #[test]
+    fn caching_needs_a_start_node() {
+        let mut f = fabric();
+        f.from = None;
+        assert_eq!(f.to_ibnetdisc_cache(), Err(CacheError::MissingFrom));
+    }
+}
