@@ -10,6 +10,8 @@
 //! * [`diff`]: [`diff::diff`] compares two fabrics (nodes, links, port state, width, speed,
 //!   LID, description).
 //! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
+//! * [`cache`]: libibnetdisc's binary cache file (`ibnetdiscover --cache`):
+//!   [`Fabric::from_ibnetdisc_cache`], [`Fabric::to_ibnetdisc_cache`].
 //!
 //! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
 #![forbid(unsafe_code)]

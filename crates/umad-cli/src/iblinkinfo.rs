@@ -7,8 +7,17 @@
 //! `-D <dr_path>` / `-G <port_guid>` (`-S`) one node (a partial scan from a directed route),
 //! `-a` all nodes of a partial scan.
 //!
-//! Differences from C: `--load-cache`, `--diff`, `--diffcheck` and `--filterdownports` (C's
-//! binary ibnetdisc cache) are not offered; `-G` always scans the whole fabric (C scans from
+//! Cache files (libibnetdisc's, from C or `umad ibnetdiscover --cache`; our text and JSON
+//! are read too): `--load-cache <file>` prints that fabric instead of discovering;
+//! `--diff <file>` prints, as C, the ports that differ between the cached fabric (`< `
+//! lines) and the current one (`> `), and the nodes only one has, checked by
+//! `--diffcheck <port,state,lid,nodedesc>` (default `port,state`); `--filterdownports
+//! <file>` leaves out the down ports that are down in that cache too. With `--json` and
+//! `--diff` the records are the ports the diff prints.
+//!
+//! Differences from C: with `--diffcheck lid` or `nodedesc`, a node whose LID or
+//! description changed gets both headers (C dereferences a null pointer there outside `-l`
+//! mode); `-G` always scans the whole fabric (C scans from
 //! the GUID's LID when the SA resolves it: the output is the same); the "Could be FDR10"
 //! hints need Mellanox ExtendedPortInfo LinkSpeedSupported, which the discovery does not
 //! keep (no ibsim device has it).
@@ -932,7 +941,7 @@ fn discover_for_links(
         if max_hops == 0 {
             max_hops = 1;
         }
-        match discover(&sp, max_hops, Some(r.path())) {
+        match discover(sp, max_hops, Some(r.path())) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Partial fabric scan failed; attempting full scan\n"),
         }

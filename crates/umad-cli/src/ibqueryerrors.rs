@@ -10,10 +10,11 @@
 //! Options: `-s` suppress counters, `-c` suppress PortRcvSwitchRelayErrors, `-r` link info
 //! of ports with errors, `--data`, `--counters`, `--details`, `--switch`/`--ca`/`--router`,
 //! `-k`/`-K` clear error/data counters, `--threshold-file`, `--skip-sl`, `-G`/`-S` and `-D`
-//! one node, `-o` SMPs in flight for the discovery, `--node-name-map`.
+//! one node, `-o` SMPs in flight for the discovery, `--node-name-map`, `--load-cache` the
+//! fabric from an ibnetdisc cache file (C's or `umad ibnetdiscover --cache`'s; our text and
+//! JSON too) instead of discovering it, the counters still read live, as C.
 //!
-//! Differences from C: `--load-cache` (C's binary ibnetdisc cache) is not offered; `-G`
-//! scans the whole fabric (the node reported is the same).
+//! Differences from C: `-G` scans the whole fabric (the node reported is the same).
 
 use std::collections::HashMap;
 use std::ffi::OsString;
