@@ -38,7 +38,8 @@
 //! [`Fabric::from_ibnetdisc_cache`] follows `ibnd_load_fabric` of rdma-core 44 and later:
 //! a node's port key with no port record, or with a port number above the node's
 //! NumPorts, is skipped (the cache is incomplete, C keeps going), as is a port record no
-//! node lists; a remote key naming no loaded port leaves the port unlinked. Everything C
+//! node lists; of two keys for one port number the later wins; a remote key naming no
+//! loaded port leaves the port unlinked. Everything C
 //! rejects is an error ([`CacheError`]), and so are files whose meaning the model cannot
 //! hold (two nodes with one GUID, two records for one port, a port listed by two nodes or by
 //! a node that does not own it, links that do not point back). Counts in the header are
@@ -135,7 +136,8 @@ pub enum CacheError {
     },
     /// The fabric to cache has no start node ([`Fabric::from`]).
     MissingFrom,
-    /// The fabric to cache breaks the model's invariants ([`Fabric::validate`]).
+    /// The fabric to cache breaks the model's invariants ([`Fabric::validate`]) or does not
+    /// fit the format.
     Invalid(String),
 }
 
@@ -188,7 +190,7 @@ impl fmt::Display for CacheError {
                 a.0, a.1, b.0, b.1
             ),
             CacheError::MissingFrom => f.write_str("cannot cache fabric: missing from node"),
-            CacheError::Invalid(why) => write!(f, "cannot cache fabric: {why}"),
+            CacheError::Invalid(why) => write!(f, "inconsistent fabric: {why}"),
         }
     }
 }
@@ -404,7 +406,8 @@ impl CacheFile {
         })
     }
 
-    /// The file's bytes, as `ibnd_cache_fabric` writes them.
+    /// The file's bytes, as `ibnd_cache_fabric` writes them (a node's key count is a byte:
+    /// keys past the 255th are not written; [`CacheFile::from_fabric`] refuses such nodes).
     pub fn to_bytes(&self) -> Vec<u8> {
         let keys: usize = self.nodes.iter().map(|n| n.ports.len()).sum();
         let mut out = Vec::with_capacity(
@@ -429,9 +432,10 @@ impl CacheFile {
             out.push(n.num_ports);
             out.extend_from_slice(&n.node_info);
             out.extend_from_slice(&n.node_desc);
-            // At most 256 ports exist per node (0..=255); the count is a byte, as in C.
-            out.push(n.ports.len() as u8);
-            for (g, p) in &n.ports {
+            // The count is a byte, as in C: at most 255 keys are written.
+            let keys = &n.ports[..n.ports.len().min(255)];
+            out.push(keys.len() as u8);
+            for (g, p) in keys {
                 out.extend_from_slice(&g.to_le_bytes());
                 out.push(*p);
             }
@@ -501,8 +505,13 @@ impl CacheFile {
                         owner: prec.node_guid,
                     });
                 }
+                // Two keys for one port number: the later one wins, as C's
+                // `node->ports[portnum]` assignment.
+                if let Some(old) = at.insert((i, key.1), pi) {
+                    claimed[old] = None;
+                    node.ports.retain(|p| p.number != key.1);
+                }
                 claimed[pi] = Some(i);
-                at.insert((i, key.1), pi);
                 node.ports.push(port_from_record(prec));
             }
             node.ports.sort_by_key(|p| p.number);
@@ -557,11 +566,22 @@ impl CacheFile {
     ///
     /// # Errors
     /// [`CacheError::MissingFrom`] without [`Fabric::from`]; [`CacheError::Invalid`] if the
-    /// fabric fails [`Fabric::validate`].
+    /// fabric fails [`Fabric::validate`] or a node has 256 ports (0 to 255: C's key count
+    /// byte would wrap to 0).
     pub fn from_fabric(fabric: &Fabric) -> Result<CacheFile, CacheError> {
         fabric.validate().map_err(CacheError::Invalid)?;
         let from = fabric.from.ok_or(CacheError::MissingFrom)?;
         let stored = |n: &Node, p: &Port| p.number <= n.num_ports;
+        if let Some(n) = fabric
+            .nodes
+            .iter()
+            .find(|n| n.ports.iter().filter(|p| stored(n, p)).count() > 255)
+        {
+            return Err(CacheError::Invalid(format!(
+                "node {:#018x} has 256 ports; a cache record holds 255",
+                n.guid
+            )));
+        }
         let nodes = fabric
             .nodes
             .iter()
@@ -1009,6 +1029,21 @@ mod tests {
         f.ports[j].remote = None;
         let g = load(&f).unwrap();
         assert_eq!(g.nodes[1].port(1).unwrap().remote, None);
+        // Two keys for switch port 4 (the second naming a record of GUID 0x22): the later
+        // one is the port.
+        let mut f = file();
+        let mut other = f
+            .ports
+            .iter()
+            .find(|p| p.guid == 0x20 && p.number == 4)
+            .unwrap()
+            .clone();
+        other.guid = 0x22;
+        f.ports.push(other);
+        f.nodes[0].ports.push((0x22, 4));
+        let g = load(&f).unwrap();
+        assert_eq!(g.nodes[0].port(4).unwrap().guid, 0x22);
+        assert_eq!(g.nodes[0].ports.len(), 5);
     }
 
     #[test]
@@ -1024,9 +1059,21 @@ mod tests {
     }
 
     #[test]
-    fn caching_needs_a_start_node() {
+    fn caching_needs_a_start_node_and_at_most_255_ports_a_node() {
         let mut f = fabric();
         f.from = None;
         assert_eq!(f.to_ibnetdisc_cache(), Err(CacheError::MissingFrom));
+        let mut f = fabric();
+        f.nodes[0].num_ports = 255;
+        f.nodes[0].ports = (0..=255).map(|p| Port::new(p, 0x20)).collect();
+        f.link(PortRef { node: 1, port: 1 }, PortRef { node: 0, port: 1 });
+        f.link(PortRef { node: 2, port: 1 }, PortRef { node: 0, port: 2 });
+        match f.to_ibnetdisc_cache() {
+            Err(CacheError::Invalid(why)) => assert!(why.contains("256 ports"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        f.nodes[0].ports.pop();
+        let g = Fabric::from_ibnetdisc_cache(&f.to_ibnetdisc_cache().unwrap()).unwrap();
+        assert_eq!(g.nodes[0].ports.len(), 255);
     }
 }
