@@ -950,6 +950,44 @@ fn select<T>(mask: &mut u64, bit: u64, value: Option<T>, field: &mut T) {
     }
 }
 
+/// A template value C counts as given: not zero (its type's default).
+fn nonzero<T: Default + PartialEq>(v: T) -> Option<T> {
+    (v != T::default()).then_some(v)
+}
+
+/// [`select_sel`] for the MTU, rate and packet-lifetime selectors of a path or multicast
+/// template `$t` from the `-m`/`-r`/`--pkt_life` bytes of `$p`, with the bits of the `comp`
+/// module in scope.
+macro_rules! select_selectors {
+    ($mask:expr, $t:ident, $p:ident) => {
+        let life = comp::PACKET_LIFE_TIME_SELECTOR | comp::PACKET_LIFE_TIME;
+        let (mtu, rate) = (
+            comp::MTU_SELECTOR | comp::MTU,
+            comp::RATE_SELECTOR | comp::RATE,
+        );
+        select_sel($mask, mtu, $p.mtu, &mut $t.mtu_selector, &mut $t.mtu);
+        select_sel($mask, rate, $p.rate, &mut $t.rate_selector, &mut $t.rate);
+        let (selector, value) = (&mut $t.packet_life_time_selector, &mut $t.packet_life_time);
+        select_sel($mask, life, $p.pkt_life, selector, value);
+    };
+}
+
+/// Sets a selector and its 6-bit value from C's option byte (selector in bits 7:6; 0 is not
+/// given), and their ComponentMask `bits`.
+fn select_sel<T: From<u8>>(
+    mask: &mut u64,
+    bits: u64,
+    byte: u8,
+    selector: &mut ibmad::types::Selector,
+    value: &mut T,
+) {
+    if byte != 0 {
+        *selector = ibmad::types::Selector::from(byte >> 6);
+        *value = T::from(byte & 0x3f);
+        *mask |= bits;
+    }
+}
+
 fn run(o: &Options) -> Result<(), Exit> {
     let port = umad::Port::open(o.common.ca.as_deref(), o.common.port).map_err(|e| {
         Exit::new(
@@ -1550,26 +1588,16 @@ fn path_template(p: &Params) -> (PathRecord, u64) {
     use sa::path_record::comp;
     let mut t = PathRecord::default();
     let mut mask = 0;
-    if p.service_id != 0 {
-        t.service_id = p.service_id;
-        mask |= comp::SERVICE_ID;
-    }
-    if p.sgid != Gid::default() {
-        t.sgid = p.sgid;
-        mask |= comp::SGID;
-    }
-    if p.dgid != Gid::default() {
-        t.dgid = p.dgid;
-        mask |= comp::DGID;
-    }
-    if p.slid != 0 {
-        t.slid = p.slid;
-        mask |= comp::SLID;
-    }
-    if p.dlid != 0 {
-        t.dlid = p.dlid;
-        mask |= comp::DLID;
-    }
+    select(
+        &mut mask,
+        comp::SERVICE_ID,
+        nonzero(p.service_id),
+        &mut t.service_id,
+    );
+    select(&mut mask, comp::SGID, nonzero(p.sgid), &mut t.sgid);
+    select(&mut mask, comp::DGID, nonzero(p.dgid), &mut t.dgid);
+    select(&mut mask, comp::SLID, nonzero(p.slid), &mut t.slid);
+    select(&mut mask, comp::DLID, nonzero(p.dlid), &mut t.dlid);
     // C stores the hop limit as the whole 32-bit word, then ORs the flow label in.
     let mut raw: u32 = 0;
     if let Some(h) = p.hop_limit.filter(|&h| h as i32 != -1) {
@@ -1584,10 +1612,7 @@ fn path_template(p: &Params) -> (PathRecord, u64) {
     t.reserved_44 = ((raw >> 28) & 7) as u8;
     t.flow_label = (raw >> 8) & 0xf_ffff;
     t.hop_limit = raw as u8;
-    if p.tclass != 0 {
-        t.tclass = p.tclass;
-        mask |= comp::TCLASS;
-    }
+    select(&mut mask, comp::TCLASS, nonzero(p.tclass), &mut t.tclass);
     let mut reversible = 0u8;
     if let Some(r) = p.reversible.filter(|&r| r as i8 != -1) {
         reversible = r as u8;
@@ -1601,10 +1626,7 @@ fn path_template(p: &Params) -> (PathRecord, u64) {
     num_path |= reversible << 7;
     t.reversible = num_path >> 7 != 0;
     t.numb_path = num_path & 0x7f;
-    if p.pkey != 0 {
-        t.p_key = p.pkey;
-        mask |= comp::P_KEY;
-    }
+    select(&mut mask, comp::P_KEY, nonzero(p.pkey), &mut t.p_key);
     let mut qos_sl: u16 = 0;
     if let Some(sl) = p.sl.filter(|&s| s as i16 != -1) {
         qos_sl = sl as u16;
@@ -1619,25 +1641,7 @@ fn path_template(p: &Params) -> (PathRecord, u64) {
     qos_sl = (qos_sl & 0xf) | (qos_class << 4);
     t.qos_class = qos_sl >> 4;
     t.sl = (qos_sl & 0xf) as u8;
-    let sel = |v: u8| (ibmad::types::Selector::from(v >> 6), v & 0x3f);
-    if p.mtu != 0 {
-        let (s, m) = sel(p.mtu);
-        t.mtu_selector = s;
-        t.mtu = ibmad::types::Mtu::from(m);
-        mask |= comp::MTU_SELECTOR | comp::MTU;
-    }
-    if p.rate != 0 {
-        let (s, r) = sel(p.rate);
-        t.rate_selector = s;
-        t.rate = ibmad::types::Rate::from(r);
-        mask |= comp::RATE_SELECTOR | comp::RATE;
-    }
-    if p.pkt_life != 0 {
-        let (s, l) = sel(p.pkt_life);
-        t.packet_life_time_selector = s;
-        t.packet_life_time = l;
-        mask |= comp::PACKET_LIFE_TIME_SELECTOR | comp::PACKET_LIFE_TIME;
-    }
+    select_selectors!(&mut mask, t, p);
     (t, mask)
 }
 
@@ -1685,49 +1689,13 @@ fn mcmember_template(p: &Params) -> (McMemberRecord, u64) {
     use sa::mc_member_record::comp;
     let mut t = McMemberRecord::default();
     let mut mask = 0;
-    if p.mgid != Gid::default() {
-        t.mgid = p.mgid;
-        mask |= comp::MGID;
-    }
-    if p.gid != Gid::default() {
-        t.port_gid = p.gid;
-        mask |= comp::PORT_GID;
-    }
-    if p.mlid != 0 {
-        t.mlid = p.mlid;
-        mask |= comp::MLID;
-    }
-    if p.qkey != 0 {
-        t.q_key = p.qkey;
-        mask |= comp::Q_KEY;
-    }
-    let sel = |v: u8| (ibmad::types::Selector::from(v >> 6), v & 0x3f);
-    if p.mtu != 0 {
-        let (s, m) = sel(p.mtu);
-        t.mtu_selector = s;
-        t.mtu = ibmad::types::Mtu::from(m);
-        mask |= comp::MTU_SELECTOR | comp::MTU;
-    }
-    if p.rate != 0 {
-        let (s, r) = sel(p.rate);
-        t.rate_selector = s;
-        t.rate = ibmad::types::Rate::from(r);
-        mask |= comp::RATE_SELECTOR | comp::RATE;
-    }
-    if p.pkt_life != 0 {
-        let (s, l) = sel(p.pkt_life);
-        t.packet_life_time_selector = s;
-        t.packet_life_time = l;
-        mask |= comp::PACKET_LIFE_TIME_SELECTOR | comp::PACKET_LIFE_TIME;
-    }
-    if p.tclass != 0 {
-        t.tclass = p.tclass;
-        mask |= comp::TCLASS;
-    }
-    if p.pkey != 0 {
-        t.p_key = p.pkey;
-        mask |= comp::P_KEY;
-    }
+    select(&mut mask, comp::MGID, nonzero(p.mgid), &mut t.mgid);
+    select(&mut mask, comp::PORT_GID, nonzero(p.gid), &mut t.port_gid);
+    select(&mut mask, comp::MLID, nonzero(p.mlid), &mut t.mlid);
+    select(&mut mask, comp::Q_KEY, nonzero(p.qkey), &mut t.q_key);
+    select_selectors!(&mut mask, t, p);
+    select(&mut mask, comp::TCLASS, nonzero(p.tclass), &mut t.tclass);
+    select(&mut mask, comp::P_KEY, nonzero(p.pkey), &mut t.p_key);
     if let Some(sl) = p.sl.filter(|&s| s as i8 != -1) {
         t.sl = sl as u8 & 0xf;
         mask |= comp::SL;
