@@ -178,6 +178,25 @@ pub fn add_common_args(mut cmd: Command, exclude: &str) -> Command {
     cmd
 }
 
+/// A `-<short>`/`--<id>` flag that may be repeated (C's `case 'x': x++`).
+pub fn count_flag(id: &'static str, short: char, help: &'static str) -> Arg {
+    Arg::new(id)
+        .short(short)
+        .long(id)
+        .action(ArgAction::Count)
+        .help(help)
+}
+
+/// The `--json` flag of `tool`, whose output follows `docs/json/<tool>-v1.schema.json`.
+pub fn json_arg(tool: &str) -> Arg {
+    Arg::new("json")
+        .long("json")
+        .action(ArgAction::SetTrue)
+        .help(format!(
+            "print JSON (docs/json/{tool}-v1.schema.json) instead of text"
+        ))
+}
+
 /// The `--node-name-map <file>` option, for the tools that take it.
 pub fn node_name_map_arg() -> Arg {
     Arg::new("node-name-map")

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ibmad::attr::Attribute;
 use ibmad::sa::path_record::comp;
 use ibmad::sa::PathRecord;
 use ibmad::{DrPath, Gid, Method, Smp};
@@ -278,6 +279,11 @@ impl SmpPort {
     /// [`query`](Self::query) with `Get`.
     pub fn get(&self, dest: &Dest, attr_id: u16, attr_mod: u32) -> Option<Vec<u8>> {
         self.query(dest, Method::Get, attr_id, attr_mod, None)
+    }
+
+    /// [`get`](Self::get) of attribute `A`, parsed (`None` if either fails).
+    pub fn get_attr<A: Attribute>(&self, dest: &Dest, attr_mod: u32) -> Option<A> {
+        A::parse(&self.get(dest, A::ID, attr_mod)?).ok()
     }
 
     /// The local port's attributes (C reads them through libibumad: sysfs or ibsim).

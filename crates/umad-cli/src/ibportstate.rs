@@ -17,7 +17,7 @@
 
 use std::ffi::OsString;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{Arg, ArgMatches, Command};
 use ibmad::attr::id;
 use ibmad::attr::{MlnxExtPortInfo, MLNX_SPEED_FDR10};
 use ibmad::dump::{self, Field};
@@ -103,12 +103,7 @@ pub fn command() -> Command {
              ibportstate 3 1 width 1\t\t\t# by lid\n  \
              ibportstate -D 0 1 lid 0x1234 arm\t\t# by direct route",
         )
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print JSON (docs/json/ibportstate-v1.schema.json) instead of text"),
-        )
+        .arg(common::json_arg("ibportstate"))
         .arg(
             Arg::new("args")
                 .num_args(0..)

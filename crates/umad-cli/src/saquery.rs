@@ -22,7 +22,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use ibfabric::ibnetdiscover::clean_description;
 use ibfabric::NodeNameMap;
 use ibmad::sa::{
     self, GuidInfoRecord, InformInfoRecord, LftRecord, LinkRecord, McMemberRecord, MftRecord,
@@ -865,10 +864,7 @@ impl Output {
 /// A node's name: the map's, else its cleaned description (C's `remap_node_name`).
 fn node_name(map: Option<&NodeNameMap>, nr: &NodeRecord) -> String {
     let desc = nr.node_description.as_str();
-    match map {
-        Some(m) => m.remap(nr.node_info.node_guid, &desc).into_owned(),
-        None => clean_description(&desc).into_owned(),
-    }
+    NodeNameMap::remap_or_clean(map, nr.node_info.node_guid, &desc).into_owned()
 }
 
 /// C's `get_lid`: a name (starting with a letter) is looked up among the NodeRecords'
