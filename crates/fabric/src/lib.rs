@@ -26,6 +26,8 @@ pub mod ibnetdiscover;
 pub mod json;
 pub mod model;
 pub mod netfile;
+#[doc(hidden)]
+pub mod test_fabrics;
 
 pub use ibnetdiscover::{Format, NodeNameMap, NodeNameMapError, ParseError, WriteOptions};
 pub use json::FabricJson;
