@@ -10,7 +10,9 @@
 //! Options: `-s` suppress counters, `-c` suppress PortRcvSwitchRelayErrors, `-r` link info
 //! of ports with errors, `--data`, `--counters`, `--details`, `--switch`/`--ca`/`--router`,
 //! `-k`/`-K` clear error/data counters, `--threshold-file`, `--skip-sl`, `-G`/`-S` and `-D`
-//! one node, `-o` SMPs in flight for the discovery, `--node-name-map`.
+//! one node, `-o` SMPs in flight for the discovery, `--node-name-map`, `--load-cache` the
+//! fabric from an ibnetdisc cache file (C's or `umad ibnetdiscover --cache`'s; our text and
+//! JSON too) instead of discovering it, the counters still read live, as C.
 //!
 //! The SL to each destination (unless `--skip-sl`) comes from one SA PathRecord GetTable
 //! from the local port (C's `path_record_query` through `sa_query`: no retries, 3 s for the
@@ -21,11 +23,11 @@
 //! `iblinkinfo`); `-D` from the route. `tests/ibsim_sa_paths.rs` compares all of it with C
 //! against opensm answering whole tables (both on the drop-in libibumad), and the failures.
 //!
-//! Differences from C: `--load-cache` (C's binary ibnetdisc cache) is not offered. C's
-//! `ibwarn: ... sa_query: umad_recv failed: ...` line comes when its `umad_recv` times out
-//! before the send reports its own timeout (C on the drop-in, whose RMPP receive waits in
-//! `umad_recv`); ours only when the request's user-space deadline ended it: the native
-//! transports report an incomplete answer as the send's timeout.
+//! Differences from C: C's `ibwarn: ... sa_query: umad_recv failed: ...` line comes when
+//! its `umad_recv` times out before the send reports its own timeout (C on the drop-in,
+//! whose RMPP receive waits in `umad_recv`); ours only when the request's user-space
+//! deadline ended it: the native transports report an incomplete answer as the send's
+//! timeout.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -112,6 +114,7 @@ pub fn command() -> Command {
         .arg(flag("counters", "print data counters only"))
         .arg(flag("clear-errors", "Clear error counters after read").short('k'))
         .arg(flag("clear-counts", "Clear data counters after read").short('K'))
+        .arg(value("load-cache", "filename of ibnetdiscover cache to load").value_name("file"))
         .arg(
             value(
                 "outstanding_smps",
@@ -443,6 +446,11 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         let ca = opts.ca.as_deref().unwrap_or("(null)");
         return ibexit(prog, &format!("Failed to open port; {ca}:{}\n", opts.port));
     };
+    let load_cache = s("load-cache").map(PathBuf::from);
+    if dr_path.is_some() && load_cache.is_some() {
+        eprintln!("Cannot specify cache and direct route path");
+        return 255;
+    }
     let Some(local) = sp.local() else {
         return ibexit(prog, "can't resolve self port (null)");
     };
@@ -478,16 +486,32 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     }
     let mut discovery = None;
-    if let Some(start) = start {
+    let mut loaded = None;
+    if let Some(p) = &load_cache {
+        match crate::ibnetdiscover::load_topology(p) {
+            Ok(fabric) => {
+                let port_infos = iblinkinfo::port_infos_from_raw(&fabric);
+                loaded = Some((fabric, port_infos));
+            }
+            Err(e) => {
+                if opts.errors || opts.verbose > 0 {
+                    eprintln!("{prog}: {e}");
+                }
+                eprintln!("loading cached fabric failed");
+                return 255;
+            }
+        }
+    } else if let Some(start) = start {
         match iblinkinfo::discover(&sp, 1, start) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Single node discover failed; attempting full scan"),
         }
     }
-    let d = match discovery {
-        Some(d) => d,
-        None => match iblinkinfo::discover(&sp, 0, Start::Local) {
-            Ok(d) => d,
+    let (fabric, port_infos) = match (loaded, discovery) {
+        (Some(l), _) => l,
+        (None, Some(d)) => (d.fabric, d.port_infos),
+        (None, None) => match iblinkinfo::discover(&sp, 0, Start::Local) {
+            Ok(d) => (d.fabric, d.port_infos),
             Err(e) => {
                 if opts.errors || opts.verbose > 0 {
                     eprintln!("{prog}: {e}");
@@ -503,8 +527,8 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             .unwrap_or(DEFAULT_THRESHOLD_FILE),
     );
     let links = Links {
-        fabric: &d.fabric,
-        infos: &d.port_infos,
+        fabric: &fabric,
+        infos: &port_infos,
     };
     let show = Show {
         line: false,
@@ -512,6 +536,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         down_only: false,
         map: map.as_ref(),
         json: json_out,
+        filter_down: None,
     };
     let mut ctx = Ctx {
         pma: Pma { port: &sp },
@@ -527,7 +552,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         clear_errors: m.get_flag("clear-errors"),
         clear_counts: m.get_flag("clear-counts"),
         sl,
-        answers: vec![NodeAnswers::default(); d.fabric.nodes.len()],
+        answers: vec![NodeAnswers::default(); fabric.nodes.len()],
         out: String::new(),
         nodes_checked: 0,
         bad_nodes: 0,
@@ -540,7 +565,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let self_gid = Gid::new(local.gid_prefix, local.port_guid);
     let nodes: Vec<usize> = if let Some(g) = &guid_str {
         let guid = c_strtoull(g);
-        match find_port_node(&d.fabric.nodes, guid) {
+        match find_port_node(&fabric.nodes, guid) {
             Some(n) => vec![n],
             None => {
                 eprintln!("Failed to find node: {g}");
@@ -557,9 +582,9 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             return 0;
         };
         let guid = dump::get_bits(&ni, 160, 64);
-        match find_port_node(&d.fabric.nodes, guid) {
+        match find_port_node(&fabric.nodes, guid) {
             Some(n) => {
-                let port_guid = d.fabric.nodes[n]
+                let port_guid = fabric.nodes[n]
                     .ports
                     .iter()
                     .find(|p| p.guid == guid)
@@ -578,7 +603,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         if obtain_sl && !path_records(&sp, &mut ctx.sl, self_gid, None) {
             return 0;
         }
-        (0..d.fabric.nodes.len()).collect()
+        (0..fabric.nodes.len()).collect()
     };
     sweep(&mut ctx, &nodes);
     let summary = ctx.summary();
