@@ -341,7 +341,10 @@ impl SmpPort {
         match answer {
             Ok(pr) => Some(pr),
             Err(e) => {
-                if matches!(e, umad::Error::TimedOut { .. }) {
+                if self.sm_lid().is_none() && local.sm_lid == 0 {
+                    // libibmad's sa_rpc_call: no SM LID to send to.
+                    ibwarn("sa_rpc_call", "only lid routes are supported");
+                } else if matches!(e, umad::Error::TimedOut { .. }) {
                     // libibmad's mad_rpc_rmpp: no answer from the SA.
                     let sa = self.sm_lid().unwrap_or(local.sm_lid as u16);
                     ibwarn(

@@ -50,6 +50,12 @@ use crate::iblinkinfo::{self, Links, Show, Start};
 use crate::perfquery::{Pma, PmaCaps, ALL_PORTS};
 use crate::saquery::Sa;
 
+/// libibmad's `portid2str` of a PMA's LID-routed portid (`Lid 3`; LID 0, before an SM ran:
+/// `DR path slid 0; dlid 0; 0`).
+fn portid(lid: u16) -> String {
+    Dest::lid(lid).to_c_string()
+}
+
 /// C's `DEFAULT_HALF_WORLD_PR_TIMEOUT`: the time the SL PathRecord table has.
 const DEFAULT_HALF_WORLD_PR_TIMEOUT_MS: u64 = 3000;
 
@@ -845,7 +851,10 @@ impl Ctx<'_> {
             if report {
                 self.pma_warn(
                     lid,
-                    &format!("IB_GSI_PORT_COUNTERS query failed on {name}, Lid {lid} port {port}"),
+                    &format!(
+                        "IB_GSI_PORT_COUNTERS query failed on {name}, {} port {port}",
+                        portid(lid)
+                    ),
                 );
             }
             return None;
@@ -858,8 +867,9 @@ impl Ctx<'_> {
                         self.pma_warn(
                             lid,
                             &format!(
-                            "IB_GSI_PORT_COUNTERS_EXT query failed on {name}, Lid {lid} port {port}"
-                        ),
+                                "IB_GSI_PORT_COUNTERS_EXT query failed on {name}, {} port {port}",
+                                portid(lid)
+                            ),
                         );
                     }
                     return None;
@@ -923,7 +933,10 @@ impl Ctx<'_> {
                         None => {
                             ibwarn(
                                 "query_and_dump",
-                                &format!("{aname} query failed on {name}, Lid {lid} port {port}"),
+                                &format!(
+                                    "{aname} query failed on {name}, {} port {port}",
+                                    portid(lid)
+                                ),
                             );
                             self.failures += 1;
                         }
@@ -968,7 +981,10 @@ impl Ctx<'_> {
             None => {
                 ibwarn(
                     "query_cap_mask",
-                    &format!("classportinfo query failed on {name}, Lid {lid0} port {p0}"),
+                    &format!(
+                        "classportinfo query failed on {name}, {} port {p0}",
+                        portid(lid0)
+                    ),
                 );
                 self.failures += 1;
                 PmaCaps {
@@ -1138,7 +1154,10 @@ impl Ctx<'_> {
             let Some(d) = self.answers[n].pce.get(&p).cloned().flatten() else {
                 self.pma_warn(
                     lid,
-                    &format!("IB_GSI_PORT_COUNTERS_EXT query failed on {name}, Lid {lid} port {p}"),
+                    &format!(
+                        "IB_GSI_PORT_COUNTERS_EXT query failed on {name}, {} port {p}",
+                        portid(lid)
+                    ),
                 );
                 return;
             };
@@ -1151,7 +1170,10 @@ impl Ctx<'_> {
             let Some(d) = self.answers[n].pc.get(&p).cloned().flatten() else {
                 self.pma_warn(
                     lid,
-                    &format!("IB_GSI_PORT_COUNTERS query failed on {name}, Lid {lid} port {p}"),
+                    &format!(
+                        "IB_GSI_PORT_COUNTERS query failed on {name}, {} port {p}",
+                        portid(lid)
+                    ),
                 );
                 return;
             };
@@ -1247,7 +1269,10 @@ impl Ctx<'_> {
                     attr_id::PORT_COUNTERS_EXT,
                     port,
                     mask,
-                    format!("Failed to reset extended data counters {name}, Lid {lid} port {port}"),
+                    format!(
+                        "Failed to reset extended data counters {name}, {} port {port}",
+                        portid(lid)
+                    ),
                 ));
             }
         }

@@ -436,3 +436,44 @@ fn dropped_sa_requests() {
         ["Query SA failed: Connection timed out; sa call path_query failed"]
     );
 }
+
+/// No SM ever ran (no LIDs, no SM LID): C's and our warnings, nothing swept by LID.
+#[test]
+fn no_subnet_manager() {
+    if !require_ibsim("ibsim_sa_paths::no_subnet_manager") {
+        return;
+    }
+    let Some(drop_in) = require_drop_in("ibsim_sa_paths::no_subnet_manager") else {
+        return;
+    };
+    let sim = Ibsim::start(fabrics_dir().join("example.net")).expect("ibsim starts");
+    let f = DropInSa::new(&sim, drop_in);
+    let (code, ports, _) = f.c("ibnetdiscover", &["-p"]);
+    assert_eq!(code, 0);
+    let v = vars(&ports, &[]);
+    let errs = failures(
+        &f,
+        "no SM",
+        &[
+            &["ibqueryerrors"],
+            &["ibqueryerrors", "-C", "ibsim0"],
+            &["ibqueryerrors", "-r", "-D", "0,1"],
+        ],
+        Duration::from_secs(8),
+    );
+    assert_eq!(
+        sa_errors(&errs[0]),
+        ["ibwarn: [pid] sa_get_handle: No SM/SA found on port (null):0"]
+    );
+    for (tool, args) in [
+        ("ibqueryerrors", &["-G", "{ca}"][..]),
+        ("iblinkinfo", &["-G", "{ca}"]),
+        ("smpquery", &["-G", "nodeinfo", "{ca}"]),
+    ] {
+        let (_, _, err) = same(&f, "no SM", tool, &expand(args, &v));
+        assert!(
+            err.contains("sa_rpc_call: only lid routes are supported"),
+            "{tool}: {err}"
+        );
+    }
+}
