@@ -104,7 +104,8 @@ pub struct DiscoverOptions {
     /// [`from`](Self::from)), as libibnetdisc does from a portid the diags resolved from a
     /// GUID: the start node's SMPs go LID-routed, every route further LID-routed to it then
     /// directed (DrSLID the local LID, DrDLID permissive), and the walk never goes on
-    /// through a CA ("we can't proceed through an HCA with DR").
+    /// through a CA ("we can't proceed through an HCA with DR"). Each node's
+    /// [`path`](crate::Node::path) is then the directed part after that LID.
     pub from_lid: u16,
     /// Keep a [`Progress`] record per NodeInfo answer in [`Fabric::progress`] (what
     /// `ibnetdiscover -s` prints).
