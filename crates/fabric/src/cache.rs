@@ -716,9 +716,7 @@ fn synth_raw(n: &Node) -> RawNode {
         }
         .emit(&mut raw.switch_info);
     }
-    let d = n.description.as_bytes();
-    let len = d.len().min(64);
-    raw.node_desc[..len].copy_from_slice(&d[..len]);
+    raw.node_desc = n.description_bytes();
     raw
 }
 

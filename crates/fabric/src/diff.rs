@@ -72,29 +72,39 @@ impl Checks {
         "sw", "ca", "router", "port", "lid", "nodedesc", "state", "width", "speed",
     ];
 
-    /// Reads comma-separated keys (case-insensitive): `sw`, `ca`, `router` choose node types,
-    /// `port` (nodes and links added or removed), `lid`, `nodedesc`, `state`, `width`,
-    /// `speed` choose checks. The C tool's keys mean the same; `state`, `width`, `speed` are
-    /// this crate's. Given keys replace the default (all); when no node-type key is given,
-    /// every node type is compared.
+    /// No check and no node type.
+    pub const NONE: Checks = Checks {
+        switches: false,
+        cas: false,
+        routers: false,
+        links: false,
+        lids: false,
+        descriptions: false,
+        states: false,
+        widths: false,
+        speeds: false,
+    };
+
+    /// C `ibnetdiscover`'s default (`DIFF_FLAG_DEFAULT`): every node type and `port`.
+    pub const C_DEFAULT: Checks = Checks {
+        switches: true,
+        cas: true,
+        routers: true,
+        links: true,
+        ..Checks::NONE
+    };
+
+    /// Reads comma-separated keys (case-insensitive) exactly as C `ibnetdiscover
+    /// --diffcheck` does: the given keys replace the default and nothing else is on (so
+    /// without `sw`, `ca` or `router` no node type is compared, and an empty list selects
+    /// nothing). `sw`, `ca`, `router` choose node types; `port` (nodes and links added or
+    /// removed), `lid`, `nodedesc` are C's checks; `state`, `width`, `speed` are this
+    /// crate's (only [`diff`] uses them).
     ///
     /// # Errors
     /// An unknown key, named.
-    pub fn parse_keys(keys: &str) -> Result<Checks, String> {
-        if keys.split(',').all(str::is_empty) {
-            return Ok(Checks::ALL);
-        }
-        let mut c = Checks {
-            switches: false,
-            cas: false,
-            routers: false,
-            links: false,
-            lids: false,
-            descriptions: false,
-            states: false,
-            widths: false,
-            speeds: false,
-        };
+    pub fn parse_keys_exact(keys: &str) -> Result<Checks, String> {
+        let mut c = Checks::NONE;
         for key in keys.split(',').filter(|k| !k.is_empty()) {
             match key.to_ascii_lowercase().as_str() {
                 "sw" => c.switches = true,
@@ -114,12 +124,33 @@ impl Checks {
                 }
             }
         }
+        Ok(c)
+    }
+
+    /// This crate's reading of keys given exactly ([`Checks::parse_keys_exact`]): no key at
+    /// all means every check ([`Checks::ALL`]), and when no node-type key is given every node
+    /// type is compared.
+    pub fn or_all_types(self) -> Checks {
+        if self == Checks::NONE {
+            return Checks::ALL;
+        }
+        let mut c = self;
         if !(c.switches || c.cas || c.routers) {
             c.switches = true;
             c.cas = true;
             c.routers = true;
         }
-        Ok(c)
+        c
+    }
+
+    /// Reads comma-separated keys (case-insensitive) for [`diff`]: [`Checks::parse_keys_exact`]
+    /// then [`Checks::or_all_types`]. The C tool's keys mean the same; `state`, `width`,
+    /// `speed` are this crate's.
+    ///
+    /// # Errors
+    /// An unknown key, named.
+    pub fn parse_keys(keys: &str) -> Result<Checks, String> {
+        Checks::parse_keys_exact(keys).map(Checks::or_all_types)
     }
 
     fn covers(&self, t: NodeType) -> bool {
@@ -603,6 +634,242 @@ impl FabricDiff {
         };
         // Plain structs and strings: serializing cannot fail.
         serde_json::to_string_pretty(&doc).unwrap_or_default()
+    }
+}
+
+/// Which fabric a line of C's `--diff` output shows: `<` the saved one (the `--diff` file),
+/// `>` the current one (discovered, or `--load-cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The saved fabric (`< `).
+    Saved,
+    /// The current fabric (`> `).
+    Current,
+}
+
+impl Side {
+    /// The line prefix: `"< "` or `"> "`.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Side::Saved => "< ",
+            Side::Current => "> ",
+        }
+    }
+}
+
+/// One piece of C `ibnetdiscover --diff` output ([`topology_diff`]). Node indices are into
+/// the fabric of the side named (a `saved` index into the saved fabric, a `current` one into
+/// the current fabric).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopologyDiffItem {
+    /// A node only one side has (`diff_iter_func`, no node with its GUID on the other side):
+    /// its header with every line prefixed, then each of its linked ports, prefixed.
+    Only {
+        /// The side that has it.
+        side: Side,
+        /// The node.
+        node: usize,
+    },
+    /// A node both have whose LID (`lid`) or description (`nodedesc`) differs: the saved
+    /// node's header, its id lines unprefixed and its detail line prefixed `< `, then the
+    /// current node's detail line prefixed `> `.
+    Changed {
+        /// The node in the saved fabric.
+        saved: usize,
+        /// The node in the current fabric.
+        current: usize,
+    },
+    /// The saved node's header, unprefixed: once, before the first numports or port
+    /// difference of a node that is not [`TopologyDiffItem::Changed`].
+    Header {
+        /// The node in the saved fabric.
+        saved: usize,
+    },
+    /// NumPorts differs: `< numports = N` and `> numports = M` (and no port is compared).
+    NumPorts {
+        /// The node in the saved fabric.
+        saved: usize,
+        /// The node in the current fabric.
+        current: usize,
+    },
+    /// One port's line, prefixed.
+    Port {
+        /// The fabric the port is from.
+        side: Side,
+        /// The node, in that fabric.
+        node: usize,
+        /// The port number.
+        port: u8,
+    },
+}
+
+/// One [`TopologyDiffItem`] and the node type of the pass that found it: C compares
+/// switches, then CAs, then routers, and prints every line of a pass with that type's
+/// writer (`out_switch*` for switches, `out_ca*` otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopologyDiffLine {
+    /// The pass (`NodeType::Switch`, `ChannelAdapter` or `Router`).
+    pub pass: NodeType,
+    /// What to print.
+    pub item: TopologyDiffItem,
+}
+
+/// What C `ibnetdiscover --diff <saved>` reports against `current`, in its order
+/// (infiniband-diags `diff`/`diff_common`/`diff_iter_func`/`diff_ports`); the text is
+/// [`Fabric::write_ibnetdiscover_diff`](crate::Fabric::write_ibnetdiscover_diff).
+///
+/// Only C's checks count: the node types (`switches`, `cas`, `routers`, one pass each in
+/// that order), `links` (C's `port`), `lids` and `descriptions`; `states`, `widths` and
+/// `speeds` are ignored. Each pass walks the saved fabric's nodes of its type (in
+/// [`Fabric::nodes`] order), looking each up by NodeGUID in the current fabric:
+///
+/// * not there: [`TopologyDiffItem::Only`] (whatever the checks);
+/// * with `lids` and a different switch port-0 LID (`smalid`; 0 for CAs and routers), or
+///   `descriptions` and different NodeDescription bytes: [`TopologyDiffItem::Changed`];
+/// * then, with any of `links`, `lids`, `descriptions`: a different NumPorts gives
+///   [`TopologyDiffItem::NumPorts`] and ends the node; else, with `links` or `lids`, ports
+///   1..NumPorts are compared. A port is printed from the saved side if only the saved
+///   side has it or only the saved side's is linked, else from the current side if only
+///   the current side has it or only its is linked, else from both sides if the port GUIDs
+///   or the peers' port GUIDs differ (all with `links`); from both sides also when, with
+///   `lids`, the base LIDs differ, with `links` and `descriptions` the peers' descriptions
+///   differ, or with `links` and `lids` the peers' base LIDs differ.
+///
+/// Then it walks the current fabric's nodes of the type and reports those the saved one
+/// does not have ([`TopologyDiffItem::Only`] on the current side).
+pub fn topology_diff(saved: &Fabric, current: &Fabric, checks: Checks) -> Vec<TopologyDiffLine> {
+    let mut out = Vec::new();
+    for (on, pass) in [
+        (checks.switches, NodeType::Switch),
+        (checks.cas, NodeType::ChannelAdapter),
+        (checks.routers, NodeType::Router),
+    ] {
+        if !on {
+            continue;
+        }
+        let mut push = |item| out.push(TopologyDiffLine { pass, item });
+        let current_index = current.guid_index();
+        for (i, n) in saved.nodes_of_type(pass) {
+            match current_index.get(&n.guid) {
+                None => push(TopologyDiffItem::Only {
+                    side: Side::Saved,
+                    node: i,
+                }),
+                Some(&j) => compare_node(saved, i, current, j, checks, &mut push),
+            }
+        }
+        let saved_index = saved.guid_index();
+        for (j, n) in current.nodes_of_type(pass) {
+            if !saved_index.contains_key(&n.guid) {
+                push(TopologyDiffItem::Only {
+                    side: Side::Current,
+                    node: j,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The peer of a port: its node and port, when linked (and the link resolves).
+fn peer<'f>(f: &'f Fabric, p: &Port) -> Option<(&'f Node, &'f Port)> {
+    let r = p.remote?;
+    Some((f.nodes.get(r.node)?, f.port(r)?))
+}
+
+/// `diff_iter_func` and `diff_ports` for a node both fabrics have.
+fn compare_node(
+    saved: &Fabric,
+    i: usize,
+    current: &Fabric,
+    j: usize,
+    checks: Checks,
+    push: &mut impl FnMut(TopologyDiffItem),
+) {
+    if !(checks.links || checks.lids || checks.descriptions) {
+        return;
+    }
+    let (a, b) = (&saved.nodes[i], &current.nodes[j]);
+    let mut header = false;
+    if (checks.lids && a.lid != b.lid)
+        || (checks.descriptions && a.description_bytes() != b.description_bytes())
+    {
+        push(TopologyDiffItem::Changed {
+            saved: i,
+            current: j,
+        });
+        header = true;
+    }
+    let mut need_header = |push: &mut dyn FnMut(TopologyDiffItem)| {
+        if !header {
+            push(TopologyDiffItem::Header { saved: i });
+            header = true;
+        }
+    };
+    if a.num_ports != b.num_ports {
+        need_header(push);
+        push(TopologyDiffItem::NumPorts {
+            saved: i,
+            current: j,
+        });
+        return;
+    }
+    if !(checks.links || checks.lids) {
+        return;
+    }
+    for number in 1..=a.num_ports {
+        let (pa, pb) = (a.port(number), b.port(number));
+        let (ra, rb) = (
+            pa.and_then(|p| peer(saved, p)),
+            pb.and_then(|p| peer(current, p)),
+        );
+        let (linked_a, linked_b) = (
+            pa.is_some_and(|p| p.remote.is_some()),
+            pb.is_some_and(|p| p.remote.is_some()),
+        );
+        let (mut out_a, mut out_b) = (false, false);
+        if checks.links {
+            match (pa, pb) {
+                (Some(_), None) => out_a = true,
+                (None, Some(_)) => out_b = true,
+                (Some(x), Some(y)) => {
+                    if linked_a && !linked_b {
+                        out_a = true;
+                    } else if !linked_a && linked_b {
+                        out_b = true;
+                    } else if x.guid != y.guid
+                        || matches!((ra, rb), (Some((_, u)), Some((_, v))) if u.guid != v.guid)
+                    {
+                        out_a = true;
+                        out_b = true;
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+        if let (Some(x), Some(y)) = (pa, pb) {
+            let mut both = checks.lids && x.lid != y.lid;
+            if let (Some((na, qa)), Some((nb, qb))) = (ra, rb) {
+                both |= checks.links
+                    && checks.descriptions
+                    && na.description_bytes() != nb.description_bytes();
+                both |= checks.links && checks.lids && qa.lid != qb.lid;
+            }
+            if both {
+                out_a = true;
+                out_b = true;
+            }
+        }
+        for (out, side, node) in [(out_a, Side::Saved, i), (out_b, Side::Current, j)] {
+            if out {
+                need_header(push);
+                push(TopologyDiffItem::Port {
+                    side,
+                    node,
+                    port: number,
+                });
+            }
+        }
     }
 }
 

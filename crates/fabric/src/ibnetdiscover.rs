@@ -31,6 +31,7 @@ use std::path::Path;
 use ibmad::NodeType;
 
 use crate::cnum::{c_isspace, strtoull};
+use crate::diff::{topology_diff, Checks, Side, TopologyDiffItem};
 use crate::model::{Chassis, Fabric, Node, Port, MLNX_SPEED_FDR10};
 
 mod parse;
@@ -144,6 +145,135 @@ impl Fabric {
         let mut s = String::new();
         // Writing into a String cannot fail.
         let _ = self.write_ibnetdiscover(opts, &mut s);
+        s
+    }
+}
+
+impl Fabric {
+    /// Writes what C `ibnetdiscover --diff <saved>` prints with `self` as the current
+    /// fabric (discovered, or `--load-cache`): the [`topology_diff`] items as topology
+    /// lines, `< ` for the saved side and `> ` for the current one. `opts` gives the node
+    /// name map and `-f` ([`WriteOptions::full`]); C's diff never groups, so
+    /// [`WriteOptions::grouping`] is ignored, as are the format and the header options.
+    /// Nothing is written when nothing differs.
+    ///
+    /// A port C would print without a peer (it dereferences the missing link and crashes:
+    /// possible with `lid` on a switch's unlinked ports) prints nothing here.
+    ///
+    /// # Errors
+    /// Only those of `out`.
+    pub fn write_ibnetdiscover_diff(
+        &self,
+        saved: &Fabric,
+        checks: Checks,
+        opts: &WriteOptions<'_>,
+        out: &mut impl Write,
+    ) -> fmt::Result {
+        let opts = WriteOptions {
+            grouping: false,
+            ..opts.clone()
+        };
+        let writer = |fabric| Writer {
+            fabric,
+            opts: &opts,
+            names: opts.node_name_map,
+        };
+        let (old, new) = (writer(saved), writer(self));
+        let side = |s: Side| match s {
+            Side::Saved => &old,
+            Side::Current => &new,
+        };
+        for line in topology_diff(saved, self, checks) {
+            let switch = line.pass == NodeType::Switch;
+            // `out_switch`/`out_ca` with an id prefix and a detail prefix.
+            let header = |w: &Writer<'_>, n: &Node, id: &str, detail: &str, out: &mut _| {
+                if switch {
+                    w.switch_header(n, None, id, detail, out)
+                } else {
+                    w.ca_header(n, None, id, detail, out)
+                }
+            };
+            match line.item {
+                TopologyDiffItem::Only { side: s, node } => {
+                    let w = side(s);
+                    let Some(n) = w.fabric.nodes.get(node) else {
+                        continue;
+                    };
+                    header(w, n, s.prefix(), s.prefix(), out)?;
+                    for p in n
+                        .ports
+                        .iter()
+                        .filter(|p| (1..=n.num_ports).contains(&p.number))
+                    {
+                        w.port_line(switch, n, p, s.prefix(), out)?;
+                    }
+                }
+                TopologyDiffItem::Changed {
+                    saved: i,
+                    current: j,
+                } => {
+                    let (Some(a), Some(b)) = (saved.nodes.get(i), self.nodes.get(j)) else {
+                        continue;
+                    };
+                    header(&old, a, "", Side::Saved.prefix(), out)?;
+                    if switch {
+                        new.switch_detail(b, Side::Current.prefix(), out)?;
+                    } else {
+                        new.ca_detail(b, Side::Current.prefix(), out)?;
+                    }
+                    out.write_char('\n')?;
+                }
+                TopologyDiffItem::Header { saved: i } => {
+                    if let Some(a) = saved.nodes.get(i) {
+                        header(&old, a, "", "", out)?;
+                    }
+                }
+                TopologyDiffItem::NumPorts {
+                    saved: i,
+                    current: j,
+                } => {
+                    let (Some(a), Some(b)) = (saved.nodes.get(i), self.nodes.get(j)) else {
+                        continue;
+                    };
+                    write!(
+                        out,
+                        "{}numports = {}\n{}numports = {}\n",
+                        Side::Saved.prefix(),
+                        a.num_ports,
+                        Side::Current.prefix(),
+                        b.num_ports
+                    )?;
+                }
+                TopologyDiffItem::Port {
+                    side: s,
+                    node,
+                    port,
+                } => {
+                    let w = side(s);
+                    if let Some((n, p)) = w
+                        .fabric
+                        .nodes
+                        .get(node)
+                        .and_then(|n| Some((n, n.port(port)?)))
+                    {
+                        w.port_line(switch, n, p, s.prefix(), out)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Fabric::write_ibnetdiscover_diff`] into a new `String`.
+    pub fn to_ibnetdiscover_diff(
+        &self,
+        saved: &Fabric,
+        checks: Checks,
+        opts: &WriteOptions<'_>,
+    ) -> String {
+        let mut s = String::new();
+        // Writing into a String cannot fail.
+        let _ = self.write_ibnetdiscover_diff(saved, checks, opts, &mut s);
         s
     }
 }
@@ -379,15 +509,21 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// `out_ids`.
-    fn ids(&self, n: &Node, chname: Option<&str>, out: &mut impl Write) -> fmt::Result {
+    /// `out_ids`, each line after `prefix`.
+    fn ids(
+        &self,
+        n: &Node,
+        chname: Option<&str>,
+        prefix: &str,
+        out: &mut impl Write,
+    ) -> fmt::Result {
         write!(
             out,
-            "\nvendid={:#x}\ndevid={:#x}\n",
+            "\n{prefix}vendid={:#x}\n{prefix}devid={:#x}\n",
             n.vendor_id, n.device_id
         )?;
         if n.system_image_guid != 0 {
-            write!(out, "sysimgguid={:#x}", n.system_image_guid)?;
+            write!(out, "{prefix}sysimgguid={:#x}", n.system_image_guid)?;
         }
         let chassis = match &n.chassis {
             Some(c) if self.opts.grouping && c.number != 0 => Some(c),
@@ -415,8 +551,32 @@ impl Writer<'_> {
     }
 
     fn switch_section(&self, n: &Node, chname: Option<&str>, out: &mut impl Write) -> fmt::Result {
-        self.ids(n, chname, out)?;
-        write!(out, "switchguid={:#x}({:x})", n.guid, n.port_guid)?;
+        self.switch_header(n, chname, "", "", out)?;
+        for p in n
+            .ports
+            .iter()
+            .filter(|p| (1..=n.num_ports).contains(&p.number))
+        {
+            self.switch_port(n, p, "", out)?;
+        }
+        Ok(())
+    }
+
+    /// `out_switch`: the id lines after `id_prefix`, the `Switch` line after `prefix`.
+    fn switch_header(
+        &self,
+        n: &Node,
+        chname: Option<&str>,
+        id_prefix: &str,
+        prefix: &str,
+        out: &mut impl Write,
+    ) -> fmt::Result {
+        self.ids(n, chname, id_prefix, out)?;
+        write!(
+            out,
+            "{id_prefix}switchguid={:#x}({:x})",
+            n.guid, n.port_guid
+        )?;
         if self.opts.grouping {
             out.write_str("\t# ")?;
             if let Some(c) = &n.chassis {
@@ -429,26 +589,22 @@ impl Writer<'_> {
             }
         }
         out.write_char('\n')?;
-        writeln!(
+        self.switch_detail(n, prefix, out)?;
+        out.write_char('\n')
+    }
+
+    /// `out_switch_detail`: the `Switch` line without its newline.
+    fn switch_detail(&self, n: &Node, prefix: &str, out: &mut impl Write) -> fmt::Result {
+        write!(
             out,
-            "Switch\t{} {}\t\t# \"{}\" {} port 0 lid {} lmc {}",
+            "{prefix}Switch\t{} {}\t\t# \"{}\" {} port 0 lid {} lmc {}",
             n.num_ports,
             node_id(n.node_type, n.guid),
             self.name(n),
             if n.enhanced_port0 { "enhanced" } else { "base" },
             n.lid,
             n.lmc
-        )?;
-        for p in n
-            .ports
-            .iter()
-            .filter(|p| (1..=n.num_ports).contains(&p.number))
-        {
-            if let Some((rn, rp)) = self.remote(p) {
-                self.switch_port(n, p, rn, rp, out)?;
-            }
-        }
-        Ok(())
+        )
     }
 
     /// The (speed, speed_ext) codes a topology port line uses: `out_switch_port` zeroes
@@ -461,15 +617,29 @@ impl Writer<'_> {
         (p.speed, Fabric::port_speed_ext(n, p))
     }
 
-    fn switch_port(
+    /// A port line as the pass of type `switch` prints it (`out_switch_port` or
+    /// `out_ca_port`).
+    fn port_line(
         &self,
+        switch: bool,
         n: &Node,
         p: &Port,
-        rn: &Node,
-        rp: &Port,
+        prefix: &str,
         out: &mut impl Write,
     ) -> fmt::Result {
-        write!(out, "[{}]", p.number)?;
+        if switch {
+            self.switch_port(n, p, prefix, out)
+        } else {
+            self.ca_port(n, p, prefix, out)
+        }
+    }
+
+    /// `out_switch_port` after `prefix`; nothing for an unlinked port.
+    fn switch_port(&self, n: &Node, p: &Port, prefix: &str, out: &mut impl Write) -> fmt::Result {
+        let Some((rn, rp)) = self.remote(p) else {
+            return Ok(());
+        };
+        write!(out, "{prefix}[{}]", p.number)?;
         if let Some(e) = self.ext_port(p) {
             out.write_str(&e)?;
         }
@@ -504,45 +674,63 @@ impl Writer<'_> {
     }
 
     fn ca_section(&self, n: &Node, chname: Option<&str>, out: &mut impl Write) -> fmt::Result {
-        self.ids(n, chname, out)?;
-        let (guid_tag, header) = match n.node_type {
-            NodeType::ChannelAdapter => ("ca", "Ca"),
-            NodeType::Router => ("rt", "Rt"),
-            _ => ("???", "???"),
-        };
-        writeln!(out, "{guid_tag}guid={:#x}", n.guid)?;
-        write!(
-            out,
-            "{header}\t{} {}\t\t# \"{}\"",
-            n.num_ports,
-            node_id(n.node_type, n.guid),
-            clean_description(&n.description)
-        )?;
-        if self.opts.grouping && is_xsigo_hca(n.guid) {
-            out.write_str(" (scp)")?;
-        }
-        out.write_char('\n')?;
+        self.ca_header(n, chname, "", "", out)?;
         for p in n
             .ports
             .iter()
             .filter(|p| (1..=n.num_ports).contains(&p.number))
         {
-            if let Some((rn, rp)) = self.remote(p) {
-                self.ca_port(n, p, rn, rp, out)?;
-            }
+            self.ca_port(n, p, "", out)?;
         }
         Ok(())
     }
 
-    fn ca_port(
+    /// `out_ca`: the id lines after `id_prefix`, the `Ca`/`Rt` line after `prefix`.
+    fn ca_header(
         &self,
         n: &Node,
-        p: &Port,
-        rn: &Node,
-        rp: &Port,
+        chname: Option<&str>,
+        id_prefix: &str,
+        prefix: &str,
         out: &mut impl Write,
     ) -> fmt::Result {
-        write!(out, "[{}]", p.number)?;
+        self.ids(n, chname, id_prefix, out)?;
+        let guid_tag = match n.node_type {
+            NodeType::ChannelAdapter => "ca",
+            NodeType::Router => "rt",
+            _ => "???",
+        };
+        writeln!(out, "{id_prefix}{guid_tag}guid={:#x}", n.guid)?;
+        self.ca_detail(n, prefix, out)?;
+        if self.opts.grouping && is_xsigo_hca(n.guid) {
+            out.write_str(" (scp)")?;
+        }
+        out.write_char('\n')
+    }
+
+    /// `out_ca_detail`: the `Ca`/`Rt` line without its newline (the node's own cleaned
+    /// description, never the mapped name).
+    fn ca_detail(&self, n: &Node, prefix: &str, out: &mut impl Write) -> fmt::Result {
+        let header = match n.node_type {
+            NodeType::ChannelAdapter => "Ca",
+            NodeType::Router => "Rt",
+            _ => "???",
+        };
+        write!(
+            out,
+            "{prefix}{header}\t{} {}\t\t# \"{}\"",
+            n.num_ports,
+            node_id(n.node_type, n.guid),
+            clean_description(&n.description)
+        )
+    }
+
+    /// `out_ca_port` after `prefix`; nothing for an unlinked port.
+    fn ca_port(&self, n: &Node, p: &Port, prefix: &str, out: &mut impl Write) -> fmt::Result {
+        let Some((rn, rp)) = self.remote(p) else {
+            return Ok(());
+        };
+        write!(out, "{prefix}[{}]", p.number)?;
         if !n.is_switch() {
             write!(out, "({:x}) ", p.guid)?;
         }

@@ -386,6 +386,19 @@ impl Node {
         self.set_port(port)
     }
 
+    /// The 64 NodeDescription bytes libibnetdisc keeps (`node->nodedesc`): as received when
+    /// known ([`RawNode::node_desc`]), else the description's bytes padded with NULs.
+    pub fn description_bytes(&self) -> [u8; 64] {
+        if let Some(raw) = &self.raw {
+            return raw.node_desc;
+        }
+        let mut b = [0; 64];
+        let d = self.description.as_bytes();
+        let len = d.len().min(64);
+        b[..len].copy_from_slice(&d[..len]);
+        b
+    }
+
     /// The NodeDescription text from the raw attribute bytes: up to the first NUL, at most
     /// 64 bytes, lossy UTF-8.
     pub fn description_from_bytes(raw: &[u8]) -> String {

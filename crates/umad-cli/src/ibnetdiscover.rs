@@ -1,21 +1,35 @@
 //! `umad ibnetdiscover`: discover the fabric and print its topology, as infiniband-diags'
-//! `ibnetdiscover` (same options, same output byte for byte), plus `--json` and a `--diff`
-//! against a saved topology.
+//! `ibnetdiscover` (same options, same output byte for byte), plus `--json`.
 //!
-//! Exit status: 0 on success (with `--diff`: no differences), 1 with `--diff` when the
-//! topologies differ, 2 on bad usage (and `-h`), 255 when discovery or a file fails.
+//! Exit status: 0 on success (with `--diff --json`: no differences), 1 with `--diff --json`
+//! when the topologies differ, 2 on bad usage (and `-h`), 255 when discovery or a file fails.
+//!
+//! `--diff <file>` compares the saved topology (`<`) with the current one (`>`: discovered,
+//! or `--load-cache`) and prints what C prints, byte for byte
+//! ([`Fabric::write_ibnetdiscover_diff`], the comparison is [`ibfabric::diff::topology_diff`]):
+//! the topology lines of nodes only one side has, prefixed, and for nodes both have the node
+//! header with the differing ports' lines; `--diffcheck` keys as C reads them (given keys
+//! replace the default `sw,ca,router,port`; `lid` and `nodedesc` add checks; without a node
+//! type key nothing is compared), `-f` adds the link codes. As in C, `-p` and
+//! `-l`/`-H`/`-S`/`-R` take precedence over `--diff`, and the exit status is 0 whatever
+//! differs.
+//!
+//! `--diff <file> --json` writes this crate's structured report instead
+//! ([`ibfabric::diff::diff`], `docs/json/ibnetdiscover-diff-v1.schema.json`: nodes and links
+//! added and removed, and changed descriptions, LIDs, port states, widths and speeds) and
+//! exits 1 if anything differs. There `--diffcheck` also knows `state`, `width` and
+//! `speed`, no `--diffcheck` means every check, and keys without a node type compare every
+//! node type ([`Checks::or_all_types`]).
 //!
 //! `--cache <file>` writes libibnetdisc's binary cache ([`ibfabric::cache`]), which C's
 //! `--load-cache` reads; `--load-cache <file>` and `--diff <file>` read such a cache
 //! (written by C or by this tool) and also, told apart by the cache's magic, this tool's
 //! `--json` output or `ibnetdiscover` text.
 //!
-//! Differences from C, on purpose:
-//! * `--diff <file>` prints the differences as this crate's diff (text, or JSON with
-//!   `--json`; [`ibfabric::diff`]), not in C's `<`/`>` topology form, and exits 1 if there
-//!   are any, 0 if none.
-//! * `--diffcheck` knows `state`, `width` and `speed` besides C's keys, and the default is
-//!   every check.
+//! Differences from C, on purpose: `--diffcheck` accepts `state`, `width` and `speed`
+//! (which only `--json` uses) besides C's keys; where C would print a port line for a port
+//! without a peer (and crash: `--diffcheck lid` on a switch whose LID changed, for its
+//! unlinked ports), nothing is printed for that port.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -81,8 +95,9 @@ pub struct Options {
     pub load_cache: Option<PathBuf>,
     /// `--diff`: compare with this saved topology.
     pub diff: Option<PathBuf>,
-    /// `--diffcheck`.
-    pub diffcheck: Checks,
+    /// `--diffcheck`, the keys exactly as given ([`Checks::parse_keys_exact`]); `None` when
+    /// not given (C's text: [`Checks::C_DEFAULT`]; `--json`: [`Checks::ALL`]).
+    pub diffcheck: Option<Checks>,
     /// `--json`.
     pub json: bool,
     /// The optional output file (C: `ibnetdiscover [topology-file]`).
@@ -234,8 +249,8 @@ impl Options {
             None => None,
         };
         let diffcheck = match m.get_one::<String>("diffcheck") {
-            Some(keys) => Checks::parse_keys(keys).map_err(CliError::Usage)?,
-            None => Checks::ALL,
+            Some(keys) => Some(Checks::parse_keys_exact(keys).map_err(CliError::Usage)?),
+            None => None,
         };
         let path = |id: &str| m.get_one::<PathBuf>(id).cloned();
         let opts = Options {
@@ -380,18 +395,16 @@ pub fn run(opts: &Options) -> Result<i32, CliError> {
         };
         (fabric.to_ibnetdiscover(&o), false)
     } else if let Some(saved) = &saved {
-        let mut d = diff(saved, &fabric, opts.diffcheck);
-        if !d.is_empty() {
-            code = exit::DIFFERENCES;
-        }
-        // The text names nodes as the C tools do (the map); JSON keeps the descriptions.
         let text = if opts.json {
+            let checks = opts.diffcheck.map_or(Checks::ALL, Checks::or_all_types);
+            let d = diff(saved, &fabric, checks);
+            if !d.is_empty() {
+                code = exit::DIFFERENCES;
+            }
             d.to_json() + "\n"
         } else {
-            if let Some(map) = &names {
-                d.rename(map);
-            }
-            d.to_text()
+            let checks = opts.diffcheck.unwrap_or(Checks::C_DEFAULT);
+            fabric.to_ibnetdiscover_diff(saved, checks, &text_opts)
         };
         (text, false)
     } else if opts.json {
