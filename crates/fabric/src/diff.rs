@@ -692,7 +692,7 @@ pub enum TopologyDiffItem {
         /// The node in the current fabric.
         current: usize,
     },
-    /// One port's line, prefixed.
+    /// One port's line, prefixed (only for a linked port: C prints its peer).
     Port {
         /// The fabric the port is from.
         side: Side,
@@ -733,7 +733,9 @@ pub struct TopologyDiffLine {
 ///   the current side has it or only its is linked, else from both sides if the port GUIDs
 ///   or the peers' port GUIDs differ (all with `links`); from both sides also when, with
 ///   `lids`, the base LIDs differ, with `links` and `descriptions` the peers' descriptions
-///   differ, or with `links` and `lids` the peers' base LIDs differ.
+///   differ, or with `links` and `lids` the peers' base LIDs differ. A port whose line
+///   would have no peer is left out (and so is the header, if nothing else follows it):
+///   C dereferences the missing link there and crashes.
 ///
 /// Then it walks the current fabric's nodes of the type and reports those the saved one
 /// does not have ([`TopologyDiffItem::Only`] on the current side).
@@ -860,7 +862,13 @@ fn compare_node(
                 out_b = true;
             }
         }
-        for (out, side, node) in [(out_a, Side::Saved, i), (out_b, Side::Current, j)] {
+        // A port without a peer has no line (C would dereference the missing link and
+        // crash; a topology read from text lacks a switch's unlinked ports, so there it
+        // happens without a real difference): no header for it either.
+        for (out, side, node) in [
+            (out_a && ra.is_some(), Side::Saved, i),
+            (out_b && rb.is_some(), Side::Current, j),
+        ] {
             if out {
                 need_header(push);
                 push(TopologyDiffItem::Port {

@@ -158,7 +158,8 @@ impl Fabric {
     /// Nothing is written when nothing differs.
     ///
     /// A port C would print without a peer (it dereferences the missing link and crashes:
-    /// possible with `lid` on a switch's unlinked ports) prints nothing here.
+    /// possible with `lid` on a switch's unlinked ports) prints nothing here, nor does the
+    /// node header printed only for it ([`topology_diff`]).
     ///
     /// # Errors
     /// Only those of `out`.

@@ -222,15 +222,26 @@ fn diff_between_saved_topologies() {
     let same = diff(&a, &a, &[]);
     assert_eq!(code(&same), 0);
     assert!(same.stdout.is_empty());
+    // C's text: the switch's header, its port to host1 from the saved side, host1's
+    // section from the saved side; exit 0 as C.
     let out = diff(&a, &b, &[]);
-    assert_eq!(code(&out), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\nswitchguid=0x200("), "{text}");
     assert!(
-        text.contains("- CA 0x0000000000000020 \"host1 HCA-1\""),
+        text.contains("\n< [2]\t\"H-0000000000000020\"[1]"),
         "{text}"
     );
-    assert!(text.contains("- link 0x0000000000000020[1]"), "{text}");
-    assert!(text.contains("port 2: state Active -> Down"), "{text}");
+    assert!(text.contains("\n< caguid=0x20\n< Ca\t"), "{text}");
+    assert!(!text.contains("\n> "), "{text}");
+    let out = diff(&b, &a, &[]);
+    assert_eq!(code(&out), 0);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("\n> [2]\t\"H-0000000000000020\"[1]"),
+        "{text}"
+    );
+    assert!(text.contains("\n> caguid=0x20\n> Ca\t"), "{text}");
     let out = diff(&b, &a, &["--json"]);
     assert_eq!(code(&out), 1);
     let json = String::from_utf8(out.stdout).unwrap();
@@ -247,7 +258,7 @@ fn diff_between_saved_topologies() {
     std::fs::write(&map, "0x200 \"core-1\"\n").unwrap();
     let out = diff(&a, &b, &["--node-name-map", map.to_str().unwrap()]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("0x0000000000000200[2] \"core-1\""), "{text}");
+    assert!(text.contains("# \"core-1\" enhanced port 0"), "{text}");
     let out = diff(
         &a,
         &b,
@@ -255,7 +266,14 @@ fn diff_between_saved_topologies() {
     );
     assert!(!String::from_utf8(out.stdout).unwrap().contains("core-1"));
     // Only switch LIDs: nothing differs.
-    assert_eq!(code(&diff(&a, &b, &["--diffcheck", "sw,lid"])), 0);
+    let out = diff(&a, &b, &["--diffcheck", "sw,lid"]);
+    assert_eq!((code(&out), out.stdout.as_slice()), (0, &b""[..]));
+    // No node type: nothing is compared (C's reading of the keys); --json compares all.
+    let out = diff(&a, &b, &["--diffcheck", "port"]);
+    assert_eq!((code(&out), out.stdout.as_slice()), (0, &b""[..]));
+    assert_eq!(code(&diff(&a, &b, &["--diffcheck", "port", "--json"])), 1);
+    // An unknown key is a usage error.
+    assert_eq!(code(&diff(&a, &b, &["--diffcheck", "sw,bogus"])), 2);
 }
 
 #[test]

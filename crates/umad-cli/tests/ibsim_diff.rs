@@ -1,5 +1,5 @@
-//! `umad ibnetdiscover --diff` against live ibsim fabrics that changed after the topology
-//! was saved: a link unlinked with ibsim's console (a host cut off; one of two parallel
+//! `umad ibnetdiscover --diff --json` (this crate's structured report) against live ibsim
+//! fabrics that changed after the topology was saved (C's text form: ibsim_cdiff.rs): a link unlinked with ibsim's console (a host cut off; one of two parallel
 //! links), and a node added and a link slowed down (ibsim restarted on an edited netfile).
 
 mod common;
@@ -41,23 +41,36 @@ fn diff_finds_an_unlinked_host() {
     for saved in [&text, &json] {
         let (code, out) = ours(&sim, &["--diff", saved]);
         assert_eq!((code, out.as_str()), (0, ""), "unchanged fabric vs {saved}");
+        let (code, out) = ours(&sim, &["--diff", saved, "--json"]);
+        assert_eq!(code, 0, "unchanged fabric vs {saved}: {out}");
+        assert_eq!(changes_of(&out)["same"], true);
     }
 
     sim.console("Unlink \"H-host3\"[1]").expect("unlink");
     for saved in [&text, &json] {
-        let (code, out) = ours(&sim, &["--diff", saved]);
+        let (code, out) = ours(&sim, &["--diff", saved, "--json"]);
         assert_eq!(code, 1, "{out}");
-        assert!(
-            out.contains("- CA 0x0000000000100005 \"host3 HCA-1\" (1 port)\n"),
-            "{out}"
+        let d = changes_of(&out);
+        let removed = d["nodes_removed"].as_array().unwrap();
+        assert_eq!(removed.len(), 1, "{out}");
+        assert_eq!(removed[0]["guid"], "0x0000000000100005");
+        assert_eq!(removed[0]["description"], "host3 HCA-1");
+        let links = d["links_removed"].as_array().unwrap();
+        assert_eq!(links.len(), 1, "{out}");
+        assert_eq!(
+            (&links[0]["a"]["guid"], &links[0]["a"]["port"]),
+            (&"0x0000000000100005".into(), &1.into())
         );
-        assert!(
-            out.contains(
-                "- link 0x0000000000100005[1] \"host3 HCA-1\" -- 0x0000000000200001[1] \"sw2\" (4X QDR)\n"
-            ),
-            "{out}"
+        assert_eq!(
+            (&links[0]["b"]["guid"], &links[0]["b"]["port"]),
+            (&"0x0000000000200001".into(), &1.into())
         );
-        assert!(!out.contains("\n+ "), "nothing was added: {out}");
+        assert_eq!(
+            (&links[0]["width"], &links[0]["speed"]),
+            (&"4X".into(), &"QDR".into())
+        );
+        assert!(d["nodes_added"].as_array().unwrap().is_empty(), "{out}");
+        assert!(d["links_added"].as_array().unwrap().is_empty(), "{out}");
     }
     // The JSON topology knows port states: sw2's port 1 went down.
     let (code, out) = ours(&sim, &["--diff", &json, "--json"]);
@@ -79,15 +92,16 @@ fn diff_finds_an_unlinked_host() {
     );
     // Only switches and links: the vanished CA is not reported, its link is (one end is a
     // switch).
-    let (code, out) = ours(&sim, &["--diff", &json, "--diffcheck", "sw,port"]);
+    let (code, out) = ours(&sim, &["--diff", &json, "--diffcheck", "sw,port", "--json"]);
     assert_eq!(code, 1);
-    assert!(!out.contains("- CA "), "{out}");
-    assert!(out.contains("- link "), "{out}");
+    let d = changes_of(&out);
+    assert!(d["nodes_removed"].as_array().unwrap().is_empty(), "{out}");
+    assert_eq!(d["links_removed"].as_array().unwrap().len(), 1, "{out}");
     // Relinked and swept again: the same fabric as saved.
     sim.console("ReLink \"H-host3\"[1]").expect("relink");
     sim.run_sm_once().expect("opensm sweeps");
-    let (code, out) = ours(&sim, &["--diff", &json]);
-    assert_eq!((code, out.as_str()), (0, ""));
+    let (code, out) = ours(&sim, &["--diff", &json, "--json"]);
+    assert_eq!(code, 0, "{out}");
     // A new LID on host3's port (ibsim's Baselid): exactly that change, against text and JSON.
     sim.console("Baselid \"H-host3\"[1] 42").expect("baselid");
     for saved in [&text, &json] {
@@ -109,9 +123,11 @@ fn diff_finds_an_unlinked_host() {
                 saved,
                 "--diffcheck",
                 "port,state,width,speed,nodedesc",
+                "--json",
             ],
         );
-        assert_eq!((code, out.as_str()), (0, ""), "against {saved}");
+        assert_eq!(code, 0, "against {saved}: {out}");
+        assert_eq!(changes_of(&out)["same"], true);
     }
 }
 
@@ -189,14 +205,43 @@ fn diff_finds_an_added_node() {
     sim.run_sm_once().expect("opensm sweeps");
     // CA GUIDs follow file order: host4 took 0x100007/8, so host5 is 0x100009.
     for saved in [&text, &json] {
-        let (code, out) = ours(&sim, &["--diff", saved, "--diffcheck", "port"]);
+        let (code, out) = ours(&sim, &["--diff", saved, "--diffcheck", "port", "--json"]);
         assert_eq!(code, 1, "{out}");
+        let d = changes_of(&out);
+        let added = d["nodes_added"].as_array().unwrap();
+        assert_eq!(added.len(), 1, "against {saved}: {out}");
         assert_eq!(
-            out,
-            "+ CA 0x0000000000100009 \"host5 HCA-1\" (1 port)\n\
-             + link 0x0000000000100009[1] \"host5 HCA-1\" -- 0x0000000000200001[3] \"sw2\" (4X DDR)\n",
-            "against {saved}"
+            (
+                &added[0]["guid"],
+                &added[0]["description"],
+                &added[0]["num_ports"]
+            ),
+            (
+                &"0x0000000000100009".into(),
+                &"host5 HCA-1".into(),
+                &1.into()
+            )
         );
+        let links = d["links_added"].as_array().unwrap();
+        assert_eq!(links.len(), 1, "against {saved}: {out}");
+        assert_eq!(
+            (&links[0]["a"]["guid"], &links[0]["a"]["port"]),
+            (&"0x0000000000100009".into(), &1.into())
+        );
+        assert_eq!(
+            (&links[0]["b"]["guid"], &links[0]["b"]["port"]),
+            (&"0x0000000000200001".into(), &3.into())
+        );
+        assert_eq!(
+            (&links[0]["width"], &links[0]["speed"]),
+            (&"4X".into(), &"DDR".into())
+        );
+        assert!(
+            d["changes"].as_array().unwrap().is_empty(),
+            "port only: {out}"
+        );
+        assert!(d["nodes_removed"].as_array().unwrap().is_empty(), "{out}");
+        assert!(d["links_removed"].as_array().unwrap().is_empty(), "{out}");
     }
     let (code, out) = ours(&sim, &["--diff", &json, "--json"]);
     assert_eq!(code, 1);
