@@ -17,6 +17,12 @@
 //! [`FabricDiff::write_text`] prints one line per difference (`-` removed, `+` added, `~`
 //! changed); [`FabricDiff::to_json`] writes the JSON form described by
 //! `docs/json/ibnetdiscover-diff-v1.schema.json`.
+//!
+//! [`topology_diff`] is something else: the comparison C `ibnetdiscover --diff` makes
+//! (infiniband-diags' `diff_*` functions), item by item in C's order, for
+//! [`Fabric::write_ibnetdiscover_diff`](crate::Fabric::write_ibnetdiscover_diff) to print as
+//! C's `<`/`>` topology lines. Its keys are read by [`Checks::parse_keys_exact`] (C's
+//! reading), [`diff`]'s by [`Checks::parse_keys`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -889,6 +895,231 @@ mod tests {
     /// The shared small fabric: switch 0x200 with CAs 0x10 and 0x20 on ports 1 and 2.
     fn fabric() -> Fabric {
         crate::test_fabrics::small()
+    }
+
+    #[test]
+    fn diffcheck_keys_as_c_reads_them() {
+        let lid = Checks::parse_keys_exact("LID").unwrap();
+        assert_eq!(
+            lid,
+            Checks {
+                lids: true,
+                ..Checks::NONE
+            }
+        );
+        assert_eq!(Checks::parse_keys_exact("").unwrap(), Checks::NONE);
+        assert_eq!(Checks::parse_keys_exact(",,").unwrap(), Checks::NONE);
+        assert_eq!(
+            Checks::parse_keys_exact("sw,ca,router,port").unwrap(),
+            Checks::C_DEFAULT
+        );
+        assert!(Checks::parse_keys_exact("sw,bogus")
+            .unwrap_err()
+            .contains("bogus"));
+        // This crate's reading: every node type when none is named; nothing given = all.
+        let ours = Checks::parse_keys("lid").unwrap();
+        assert!(ours.switches && ours.cas && ours.routers && ours.lids && !ours.links);
+        assert_eq!(Checks::parse_keys("").unwrap(), Checks::ALL);
+        assert_eq!(Checks::NONE.or_all_types(), Checks::ALL);
+    }
+
+    fn keys(k: &str) -> Checks {
+        Checks::parse_keys_exact(k).unwrap()
+    }
+
+    fn items(saved: &Fabric, current: &Fabric, k: &str) -> Vec<(NodeType, TopologyDiffItem)> {
+        topology_diff(saved, current, keys(k))
+            .into_iter()
+            .map(|l| (l.pass, l.item))
+            .collect()
+    }
+
+    fn c_text(saved: &Fabric, current: &Fabric, k: &str) -> String {
+        current.to_ibnetdiscover_diff(saved, keys(k), &crate::WriteOptions::default())
+    }
+
+    use TopologyDiffItem::{Changed, Header, NumPorts, Only, Port as PortLine};
+    const SW: NodeType = NodeType::Switch;
+    const CA: NodeType = NodeType::ChannelAdapter;
+
+    const SW_HEADER: &str = "\nvendid=0x0\ndevid=0x0\nsysimgguid=0x200\nswitchguid=0x200(200)\n\
+        Switch\t4 \"S-0000000000000200\"\t\t# \"sw \"one\"\" enhanced port 0 lid 1 lmc 0\n";
+
+    #[test]
+    fn topology_diff_same_fabric_is_empty() {
+        let f = fabric();
+        for k in [
+            "sw,ca,router,port",
+            "sw,ca,router,port,lid,nodedesc",
+            "sw",
+            "",
+        ] {
+            assert!(items(&f, &f, k).is_empty(), "{k}");
+        }
+    }
+
+    #[test]
+    fn topology_diff_node_removed() {
+        let old = fabric();
+        let mut new = fabric();
+        new.nodes[0].port_mut(2).unwrap().remote = None;
+        new.nodes.remove(2);
+        new.validate().unwrap();
+        assert_eq!(
+            items(&old, &new, "sw,ca,router,port"),
+            [
+                (SW, Header { saved: 0 }),
+                (
+                    SW,
+                    PortLine {
+                        side: Side::Saved,
+                        node: 0,
+                        port: 2
+                    }
+                ),
+                (
+                    CA,
+                    Only {
+                        side: Side::Saved,
+                        node: 2
+                    }
+                ),
+            ]
+        );
+        assert_eq!(
+            c_text(&old, &new, "sw,ca,router,port"),
+            format!(
+                "{SW_HEADER}< [2]\t\"H-0000000000000020\"[1](21) \t\t# \"host1 HCA-1\" lid 3 4xQDR\n\
+                 \n< vendid=0x0\n< devid=0x0\n< caguid=0x20\n\
+                 < Ca\t2 \"H-0000000000000020\"\t\t# \"host1 HCA-1\"\n\
+                 < [1](21) \t\"S-0000000000000200\"[2]\t\t# lid 3 lmc 0 \"sw \"one\"\" lid 1 4xQDR\n"
+            )
+        );
+        // Reversed: the same from the current side; the node only in the second pass.
+        let rev = items(&new, &old, "sw,ca,router,port");
+        assert_eq!(
+            rev.last(),
+            Some(&(
+                CA,
+                Only {
+                    side: Side::Current,
+                    node: 2
+                }
+            ))
+        );
+        assert!(c_text(&new, &old, "").is_empty(), "no node type, nothing");
+        // Node types alone: the vanished node, not the switch's port.
+        assert_eq!(items(&old, &new, "sw,ca").len(), 1);
+        assert!(items(&old, &new, "sw").is_empty());
+    }
+
+    #[test]
+    fn topology_diff_lids() {
+        let old = fabric();
+        let mut new = fabric();
+        new.nodes[1].port_mut(1).unwrap().lid = 42;
+        assert!(
+            items(&old, &new, "sw,ca,port").is_empty(),
+            "LIDs not checked"
+        );
+        let ca_port = |side| PortLine {
+            side,
+            node: 1,
+            port: 1,
+        };
+        assert_eq!(
+            items(&old, &new, "ca,lid"),
+            [
+                (CA, Header { saved: 1 }),
+                (CA, ca_port(Side::Saved)),
+                (CA, ca_port(Side::Current))
+            ]
+        );
+        // port and lid: the switch's port to it too (the peer's LID).
+        let sw_port = |side| PortLine {
+            side,
+            node: 0,
+            port: 1,
+        };
+        assert_eq!(
+            items(&old, &new, "sw,port,lid"),
+            [
+                (SW, Header { saved: 0 }),
+                (SW, sw_port(Side::Saved)),
+                (SW, sw_port(Side::Current))
+            ]
+        );
+        // The switch's own LID: its header with both detail lines; its unlinked ports 3, 4
+        // (whose LID is the switch's) have no line (C crashes there).
+        let mut new = fabric();
+        new.nodes[0].lid = 7;
+        for p in &mut new.nodes[0].ports {
+            p.lid = 7;
+        }
+        let got = items(&old, &new, "sw,lid");
+        assert_eq!(
+            got[0],
+            (
+                SW,
+                Changed {
+                    saved: 0,
+                    current: 0
+                }
+            )
+        );
+        assert_eq!(got.len(), 5, "{got:?}"); // ports 1 and 2 from both sides
+        let text = c_text(&old, &new, "sw,lid");
+        assert!(
+            text.starts_with(
+                "\nvendid=0x0\ndevid=0x0\nsysimgguid=0x200\nswitchguid=0x200(200)\n\
+             < Switch\t4 \"S-0000000000000200\"\t\t# \"sw \"one\"\" enhanced port 0 lid 1 lmc 0\n\
+             > Switch\t4 \"S-0000000000000200\"\t\t# \"sw \"one\"\" enhanced port 0 lid 7 lmc 0\n\
+             < [1]\t"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn topology_diff_descriptions_and_numports() {
+        let old = fabric();
+        let mut new = fabric();
+        new.nodes[2].description = "renamed".into();
+        assert!(items(&old, &new, "sw,ca,port").is_empty());
+        assert_eq!(
+            items(&old, &new, "ca,nodedesc"),
+            [(
+                CA,
+                Changed {
+                    saved: 2,
+                    current: 2
+                }
+            )]
+        );
+        assert_eq!(
+            c_text(&old, &new, "ca,nodedesc"),
+            "\nvendid=0x0\ndevid=0x0\ncaguid=0x20\n\
+             < Ca\t2 \"H-0000000000000020\"\t\t# \"host1 HCA-1\"\n\
+             > Ca\t2 \"H-0000000000000020\"\t\t# \"renamed\"\n"
+        );
+        // port and nodedesc: the switch's port to it (the peer's description).
+        assert_eq!(items(&old, &new, "sw,port,nodedesc").len(), 3);
+        let mut new = fabric();
+        new.nodes[2].num_ports = 3;
+        assert_eq!(
+            items(&old, &new, "ca,port"),
+            [
+                (CA, Header { saved: 2 }),
+                (
+                    CA,
+                    NumPorts {
+                        saved: 2,
+                        current: 2
+                    }
+                )
+            ]
+        );
+        assert!(c_text(&old, &new, "ca,port").ends_with("\n< numports = 2\n> numports = 3\n"));
     }
 
     #[test]

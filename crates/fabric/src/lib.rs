@@ -8,7 +8,8 @@
 //!   [`Fabric::parse_ibnetdiscover`]; [`NodeNameMap`] (`--node-name-map`).
 //! * [`chassis`]: libibnetdisc's SystemImageGUID chassis grouping ([`Fabric::group_chassis`]).
 //! * [`diff`]: [`diff::diff`] compares two fabrics (nodes, links, port state, width, speed,
-//!   LID, description).
+//!   LID, description); [`diff::topology_diff`] is C `ibnetdiscover --diff`'s comparison,
+//!   printed by [`Fabric::write_ibnetdiscover_diff`].
 //! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
 //! * [`cache`]: libibnetdisc's binary cache file (`ibnetdiscover --cache`):
 //!   [`Fabric::from_ibnetdisc_cache`], [`Fabric::to_ibnetdisc_cache`].
