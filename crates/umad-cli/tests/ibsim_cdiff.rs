@@ -12,6 +12,10 @@
 //! side, and reversed (`--load-cache` of the old cache, `--diff` of the new one); also with
 //! `-f`, `--node-name-map`, an output file, and with `-l`/`-H`/`-S`/`-R`/`-p`/`-s`, which C
 //! prefers to `--diff`.
+//!
+//! Where C crashes (`--diffcheck lid` and a switch whose LID changed: it prints the switch's
+//! unlinked ports, dereferencing their missing peers), the output is what C prints up to
+//! there, built from C's own topology lines, with the peerless ports left out.
 
 mod common;
 
@@ -310,4 +314,61 @@ fn c_diff_example_renamed_grown() {
         "{desc}"
     );
     options(&sim, "grown", dir.path(), &old, &new);
+}
+
+/// The section of the node whose header line contains `id` in C topology text: its lines
+/// from `vendid=` to the last port line.
+fn section<'a>(topology: &'a str, id: &str) -> Vec<&'a str> {
+    topology
+        .split("\n\n")
+        .find(|s| s.lines().any(|l| l.contains(id) && !l.starts_with('[')))
+        .unwrap_or_else(|| panic!("no {id} in {topology}"))
+        .lines()
+        .collect()
+}
+
+#[test]
+fn c_diff_switch_lid_where_c_crashes() {
+    if !require_ibsim("umad_cli::c_diff_switch_lid_where_c_crashes") {
+        return;
+    }
+    let dir = TempDir::new("umad-cli-cdiff-crash").unwrap();
+    let sim = start(&fabrics_dir().join("example.net"));
+    let old = c_cache(&sim, dir.path(), "old.cache");
+    let (_, old_text) = c_run(&sim, "ibnetdiscover", &["--load-cache", path_str(&old)]);
+    sim.console("Baselid \"S-sw2\"[0] 60").expect("baselid");
+    let new = c_cache(&sim, dir.path(), "new.cache");
+    let (_, new_text) = c_run(&sim, "ibnetdiscover", &["--load-cache", path_str(&new)]);
+    // What C would print had it not crashed: sw2's ids, its Switch line from both sides,
+    // then each linked port from both sides (C's own topology lines).
+    let id = "\"S-0000000000200001\"";
+    let (a, b) = (section(&old_text, id), section(&new_text, id));
+    assert_eq!(a.len(), b.len());
+    let detail = a.iter().position(|l| l.starts_with("Switch\t")).unwrap();
+    let mut expected = String::from("\n");
+    for l in &a[..detail] {
+        expected += &format!("{l}\n");
+    }
+    expected += &format!("< {}\n> {}\n", a[detail], b[detail]);
+    for (x, y) in a[detail + 1..].iter().zip(&b[detail + 1..]) {
+        expected += &format!("< {x}\n> {y}\n");
+    }
+    assert!(expected.contains("lid 60 lmc 0\n< [1]\t"), "{expected}");
+    for args in [
+        &["--diff", path_str(&old), "--diffcheck", "sw,lid"][..],
+        &[
+            "--load-cache",
+            path_str(&new),
+            "--diff",
+            path_str(&old),
+            "--diffcheck",
+            "sw,lid",
+        ],
+    ] {
+        // C dereferences the missing peer of sw2's unlinked ports: SIGSEGV, no output.
+        let c = common::run(sim.umad2sim_command("ibnetdiscover").args(args));
+        assert_eq!(c.status.code(), None, "C {args:?} died by a signal");
+        let (code, ours) = our_run(&sim, "ibnetdiscover", args);
+        assert_eq!((code, ours.as_str()), (0, expected.as_str()), "{args:?}");
+    }
 }
