@@ -550,6 +550,7 @@ impl CommonOpts {
         if opts.debug > 0 {
             opts.errors = true;
         }
+        crate::debug::set(opts.debug, opts.errors);
         Ok(opts)
     }
 

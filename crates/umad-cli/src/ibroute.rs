@@ -228,6 +228,7 @@ impl Tables<'_> {
 
     /// C's `check_switch`: NodeInfo, NodeDescription, SwitchInfo, or C's reason.
     fn check_switch(&self, dest: &Dest) -> Result<Switch, &'static str> {
+        crate::debug::ibdebug("check_switch", format_args!("checking node type"));
         let ni = self
             .port
             .get(dest, id::NODE_INFO, 0)
@@ -241,6 +242,10 @@ impl Tables<'_> {
         if ni.node_type != NodeType::Switch {
             return Err("not a switch");
         }
+        crate::debug::ibdebug(
+            "check_switch",
+            format_args!("Gathering information about switch"),
+        );
         let info = self
             .port
             .get(dest, id::SWITCH_INFO, 0)
@@ -317,6 +322,11 @@ impl Tables<'_> {
             "Unicast lids [0x{start:x}-0x{end:x}] of switch {} guid 0x{:016x} ({}):\n",
             sw.address, sw.guid, sw.name
         );
+        // C's format ends with its own newline, so the line is followed by an empty one.
+        crate::debug::ibdebug(
+            "dump_unicast_tables",
+            format_args!("Switch top is 0x{top:x}\n"),
+        );
         text.push_str("  Lid  Out   Destination\n       Port     Info \n");
         let mut entries = Vec::new();
         let mut lids = LidCache::default();
@@ -325,6 +335,7 @@ impl Tables<'_> {
         let mut complete = true;
         let mut lft = vec![0u8; LIDS_PER_BLOCK as usize];
         for block in first_block..end_block {
+            crate::debug::ibdebug("dump_unicast_tables", format_args!("reading block {block}"));
             match self.port.get(dest, id::LFT, block) {
                 Some(data) => lft.copy_from_slice(&data[..LIDS_PER_BLOCK as usize]),
                 None => {
@@ -467,6 +478,10 @@ impl Tables<'_> {
         'blocks: for block in start / MLIDS_PER_BLOCK..=end / MLIDS_PER_BLOCK {
             for (j, chunk) in mft.iter_mut().take(chunks as usize).enumerate() {
                 let attr_mod = (block - MIN_MCAST_LID / MLIDS_PER_BLOCK) | ((j as u32) << 28);
+                crate::debug::ibdebug(
+                    "dump_multicast_tables",
+                    format_args!("reading block {block:x} chunk {j} mod {attr_mod:x}"),
+                );
                 let Some(data) = self.port.get(dest, id::MFT, attr_mod) else {
                     eprintln!("SubnGet() failed; MAD status 0x0 AM 0x{attr_mod:x}");
                     if on_error == OnError::Stop {
