@@ -303,3 +303,43 @@ fn classify_masks_pids_tids_and_library_lines() {
         ]
     );
 }
+
+/// The discovery tools pipeline their SMPs, so their debug lines cannot come in C's order:
+/// with `-d`/`-dd` their stdout stays the same, and `-dd` dumps every MAD sent and every
+/// answer read.
+/// (iblinkinfo's `-d` is its own `--down`, as in C: it has no debug option.)
+#[test]
+fn discovery_stdout_unchanged_by_debug() {
+    if !require_ibsim("discovery_stdout_unchanged_by_debug") {
+        return;
+    }
+    let sim = start("example.net");
+    for (tool, args) in [
+        ("ibnetdiscover", &[][..]),
+        ("ibqueryerrors", &["-s", "XmtWait"][..]),
+        ("dump_fts", &[][..]),
+    ] {
+        let (code, plain, _) = output(native(&sim, &umad()).arg(tool).args(args));
+        assert_eq!(code, 0, "{tool}: {plain}");
+        for flag in ["-d", "-dd"] {
+            let (c, out, err) = output(native(&sim, &umad()).arg(tool).arg(flag).args(args));
+            assert_eq!(c, 0, "{tool} {flag}: {err}");
+            assert_eq!(
+                common::mask_date(&out),
+                common::mask_date(&plain),
+                "{tool} {flag}: stdout"
+            );
+            let sent = err.lines().filter(|l| *l == "send buf").count();
+            let read = err.lines().filter(|l| *l == "rcv buf").count();
+            if flag == "-dd" {
+                assert!(sent > 10, "{tool} -dd: {sent} MADs dumped");
+                assert!(
+                    read > 10 && read <= sent,
+                    "{tool} -dd: {read} answers dumped for {sent} MADs"
+                );
+            } else {
+                assert_eq!(sent, 0, "{tool} -d: no dumps");
+            }
+        }
+    }
+}

@@ -387,7 +387,9 @@ fn deadlines_of_landed_requests_do_not_pile_up_behind_a_live_one() {
 #[test]
 fn the_observer_sees_every_mad_sent_and_read() {
     let (rpc, _fake) = engine(Behaviour::default(), Window::DEFAULT);
-    let seen: Arc<std::sync::Mutex<Vec<(bool, Vec<u8>, u16)>>> = Arc::default();
+    /// (sending, the MAD, the LID).
+    type Seen = Vec<(bool, Vec<u8>, u16)>;
+    let seen: Arc<std::sync::Mutex<Seen>> = Arc::default();
     let log = seen.clone();
     rpc.set_observer(Some(Arc::new(move |e: &MadEvent<'_>| {
         let entry = match *e {
