@@ -9,8 +9,9 @@
 //! costs ≈ 15 µs on one CPU, ≈ 83 µs across two); pinned, runs agree within a few percent and
 //! the library's own cost is a larger share of the total. `--no-pin` measures unpinned.
 //!
-//! The options, the pinning, the median, the goal check and locating our library are shared
-//! with `cargo xtask bench-rmpp` ([`crate::bench_rmpp`]).
+//! The options, the pinning and locating our library are shared with the other benchmarks
+//! (`cargo xtask bench-rmpp`, [`crate::bench_rmpp`], …); their statistics are
+//! [`crate::stats`].
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use ibsim_harness::{fabrics_dir, ibsim_available, install_hint, run_with_timeout, Ibsim};
 
+use crate::stats::{goal_met, median, met, ratio, Goal};
 use crate::{cargo, workspace_root};
 
 /// Environment variable naming the directory that holds our `libibumad.so.3`.
@@ -227,11 +229,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let ms: Vec<String> = t.iter().map(|d| d.as_millis().to_string()).collect();
         println!("  {:6} runs (ms, in order): {}", label(side), ms.join(" "));
     }
-    let [system, ours] = times.map(|mut t| {
-        t.sort();
-        median(&t)
-    });
-    let ratio = ours.as_secs_f64() / system.as_secs_f64();
+    let [system, ours] = times.map(|t| median(&t));
+    let ratio = ratio(ours, system);
     println!(
         "ibnetdiscover on {nodes} nodes: system {:.3} s, ours {:.3} s, ratio {ratio:.2} ({runs} runs each)",
         system.as_secs_f64(),
@@ -242,33 +241,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         met(goal_met(ratio, Goal::AtMost(1.0)))
     );
     Ok(())
-}
-
-/// A goal for a ratio, stated to two decimals.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Goal {
-    /// The ratio must not exceed this.
-    AtMost(f64),
-    /// The ratio must reach this.
-    AtLeast(f64),
-}
-
-/// Whether `ratio`, rounded to two decimals as it is printed, meets `goal`.
-pub(crate) fn goal_met(ratio: f64, goal: Goal) -> bool {
-    let cents = |x: f64| (x * 100.0).round();
-    match goal {
-        Goal::AtMost(g) => cents(ratio) <= cents(g),
-        Goal::AtLeast(g) => cents(ratio) >= cents(g),
-    }
-}
-
-/// `"met"` or `"NOT met"`.
-pub(crate) fn met(yes: bool) -> &'static str {
-    if yes {
-        "met"
-    } else {
-        "NOT met"
-    }
 }
 
 /// Environment variable set on the optimized re-run of [`rerun_optimized`].
@@ -303,16 +275,6 @@ pub(crate) fn rerun_optimized(command: &str, args: &[String]) -> Option<Result<(
         )),
         Err(e) => Err(format!("cargo run --release -p xtask: {e}")),
     })
-}
-
-/// The median of sorted durations (mean of the middle two for an even count).
-pub(crate) fn median(sorted: &[Duration]) -> Duration {
-    let n = sorted.len();
-    match n {
-        0 => Duration::ZERO,
-        _ if n % 2 == 1 => sorted[n / 2],
-        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
-    }
 }
 
 fn label(side: Side) -> &'static str {
@@ -443,29 +405,10 @@ mod tests {
     }
 
     #[test]
-    fn goals_are_judged_to_two_decimals() {
-        assert!(goal_met(1.004, Goal::AtMost(1.0)));
-        assert!(!goal_met(1.006, Goal::AtMost(1.0)));
-        assert!(goal_met(0.796, Goal::AtLeast(0.8)));
-        assert!(!goal_met(0.794, Goal::AtLeast(0.8)));
-        assert!(goal_met(3.0, Goal::AtLeast(0.8)));
-        assert_eq!(met(true), "met");
-        assert_eq!(met(false), "NOT met");
-    }
-
-    #[test]
     fn cpu_lists() {
         assert_eq!(parse_cpu_list("0-3,6"), Ok(vec![0, 1, 2, 3, 6]));
         assert_eq!(parse_cpu_list("1"), Ok(vec![1]));
         assert!(parse_cpu_list("x").is_err());
-    }
-
-    #[test]
-    fn median_of_odd_and_even() {
-        let ms = Duration::from_millis;
-        assert_eq!(median(&[ms(1), ms(2), ms(9)]), ms(2));
-        assert_eq!(median(&[ms(1), ms(3), ms(5), ms(9)]), ms(4));
-        assert_eq!(median(&[]), Duration::ZERO);
     }
 
     #[test]

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use ibsim_harness::{run_with_timeout, Ibsim, Need};
 use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 
-use crate::bench::{self, goal_met, median, met, Goal, Opts};
+use crate::bench::{self, Opts};
+use crate::stats::{goal_met, median, met, ms, ratio, sorted_ms, Goal};
 
 const COMMAND: &str = "bench-diags";
 const DEFAULT_RUNS: usize = 9;
@@ -129,15 +130,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let med = |c: Contender| -> Duration {
         let i = contenders.iter().position(|&x| x == c).unwrap_or(0);
-        let mut t = times[i].clone();
-        t.sort();
-        median(&t)
+        median(&times[i])
     };
     for (c, t) in contenders.iter().zip(&times) {
-        let mut t = t.clone();
-        t.sort();
-        let ms: Vec<String> = t.iter().map(|d| format!("{:.1}", ms(*d))).collect();
-        println!("  {:28} (ms, sorted): {}", c.label(), ms.join(" "));
+        println!("  {:28} (ms, sorted): {}", c.label(), sorted_ms(t));
     }
     println!("medians of {runs} interleaved rounds:");
     let mut all_met = true;
@@ -209,20 +205,12 @@ impl Runner<'_> {
     }
 }
 
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64().max(f64::MIN_POSITIVE)
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn labels_and_ratios() {
+    fn labels() {
         assert_eq!(
             Contender {
                 tool: 0,
@@ -238,10 +226,6 @@ mod tests {
             }
             .label(),
             "C ibqueryerrors --skip-sl"
-        );
-        assert_eq!(
-            ratio(Duration::from_millis(25), Duration::from_millis(100)),
-            0.25
         );
     }
 }

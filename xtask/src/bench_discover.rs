@@ -39,9 +39,10 @@ use ibsim_harness::{run_with_timeout, Ibsim, Need, TempDir};
 use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::IbsimOptions;
 
-use crate::bench::{self, goal_met, median, met, Goal, Opts};
+use crate::bench::{self, Opts};
 use crate::fattree::FatTree;
 use crate::raw_smps::RawSmps;
+use crate::stats::{goal_met, median, met, ms, per_second, ratio, sorted_ms, Goal};
 
 const COMMAND: &str = "bench-discover";
 const DEFAULT_RUNS: usize = 11;
@@ -246,15 +247,10 @@ fn measure(tree: &FatTree, runs: usize, umad: Option<&Path>) -> Result<Figures, 
     drop(raw);
     let med = |c: Contender| -> Duration {
         let i = contenders.iter().position(|&x| x == c).unwrap_or(0);
-        let mut t = times[i].clone();
-        t.sort();
-        median(&t)
+        median(&times[i])
     };
     for (c, t) in contenders.iter().zip(&times) {
-        let mut t = t.clone();
-        t.sort();
-        let ms: Vec<String> = t.iter().map(|d| format!("{:.1}", ms(*d))).collect();
-        println!("  {:28} (ms, sorted): {}", label(*c), ms.join(" "));
+        println!("  {:28} (ms, sorted): {}", label(*c), sorted_ms(t));
     }
     Ok(Figures {
         nodes,
@@ -463,18 +459,6 @@ fn total_mads(out: &str) -> Option<u64> {
         .and_then(|n| n.trim().parse().ok())
 }
 
-fn per_second(count: u64, elapsed: Duration) -> f64 {
-    count as f64 / elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
-}
-
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64().max(f64::MIN_POSITIVE)
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,13 +484,5 @@ mod tests {
         }
         assert!(FABRICS[0].ibsim_flags().is_empty());
         assert_eq!(FABRICS[1].ibsim_flags(), ["-N 4096"]);
-    }
-
-    #[test]
-    fn ratios() {
-        let ms = Duration::from_millis;
-        assert_eq!(ratio(ms(30), ms(300)), 0.1);
-        assert!(ratio(ms(1), Duration::ZERO).is_finite());
-        assert_eq!(per_second(100, ms(10)), 10_000.0);
     }
 }

@@ -36,8 +36,9 @@ use ibsim_harness::{
 use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::{AgentId, AgentSpec, IbsimOptions, MadAddr, Port};
 
-use crate::bench::{self, goal_met, median, met, Goal, Opts};
+use crate::bench::{self, Opts};
 use crate::raw_smps::RawSmps;
+use crate::stats::{goal_met, median, met, ms, per_second, sorted_ms, Goal};
 
 const COMMAND: &str = "bench-rmpp";
 const FABRIC: &str = "fattree-1008.net";
@@ -158,17 +159,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     drop((raw, table, sm));
 
-    let [a, b, c] = times.map(|mut t| {
-        t.sort();
-        t
-    });
+    let [a, b, c] = times;
     for (label, t) in [
         ("(a) saquery", &a),
         ("(b) Rust GetTable", &b),
         ("(c) raw SMPs", &c),
     ] {
-        let ms: Vec<String> = t.iter().map(|d| format!("{:.1}", ms(*d))).collect();
-        println!("  {label:18} runs (ms, sorted): {}", ms.join(" "));
+        println!("  {label:18} runs (ms, sorted): {}", sorted_ms(t));
     }
     let raw_rate = per_second(RAW_MADS as u64, median(&c));
     println!(
@@ -377,15 +374,6 @@ fn record_bytes() -> usize {
 /// least one (an empty table is one segment).
 fn sa_segments(payload: usize) -> u64 {
     payload.div_ceil(SA_DATA_LEN).max(1) as u64
-}
-
-/// `count` per second over `elapsed`.
-fn per_second(count: u64, elapsed: Duration) -> f64 {
-    count as f64 / elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// The NodeDescription of every node of a netfile: the quoted text after `#` on its

@@ -31,7 +31,8 @@ use umad::rpc::{Completion, Outcome, Request, Rpc, Window};
 use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::{AgentSpec, MadAddr, Port, Received};
 
-use crate::bench::{self, goal_met, met, Goal, Opts};
+use crate::bench::{self, Opts};
+use crate::stats::{goal_met, median_f64, met, per_second, Goal};
 
 const COMMAND: &str = "bench-roundtrip";
 /// The hidden command a Rust client process runs (under umad2sim).
@@ -220,7 +221,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     );
     for (row, [c, rust]) in ROWS.iter().zip(&reports) {
         let k = |v: &[Report]| {
-            let mut v: Vec<f64> = v.iter().map(|r| per_second(row.count, r.wall)).collect();
+            let mut v: Vec<f64> = v
+                .iter()
+                .map(|r| per_second(row.count as u64, r.wall))
+                .collect();
             v.sort_by(f64::total_cmp);
             v.iter()
                 .map(|x| format!("{:.1}", x / 1e3))
@@ -258,7 +262,7 @@ fn table_row(count: usize, c: &[Report], rust: &[Report]) -> TableRow {
     let rate = |v: &[Report]| {
         median_f64(
             &v.iter()
-                .map(|r| per_second(count, r.wall))
+                .map(|r| per_second(count as u64, r.wall))
                 .collect::<Vec<_>>(),
         )
     };
@@ -374,23 +378,6 @@ fn parse_report(out: &str, count: usize) -> Result<Report, String> {
             cpu,
         }),
         _ => Err(format!("bad report {line:?} (wanted {count} round trips)")),
-    }
-}
-
-/// `count` per second over `elapsed`.
-fn per_second(count: usize, elapsed: Duration) -> f64 {
-    count as f64 / elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
-}
-
-/// The median of unsorted values (mean of the middle two for an even count); 0 for none.
-fn median_f64(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 
@@ -667,14 +654,6 @@ mod tests {
         assert_eq!(t.rust_cpu_us, Some(3.0));
         let unknown = [rep(10, None)];
         assert_eq!(table_row(100, &unknown, &rust).c_cpu_us, None);
-    }
-
-    #[test]
-    fn medians_and_rates() {
-        assert_eq!(median_f64(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median_f64(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert_eq!(median_f64(&[]), 0.0);
-        assert_eq!(per_second(100, Duration::from_millis(10)), 10_000.0);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod libibumad;
 mod package;
 mod packages;
 mod raw_smps;
+mod stats;
 mod testrun;
 
 use std::ffi::OsString;

@@ -611,47 +611,9 @@ mod tests {
     use super::*;
     use crate::model::PortRef;
 
-    /// sw (4 ports) with CAs on ports 1 and 2; CA guids 0x10, 0x20, switch 0x100.
+    /// The shared small fabric: switch 0x200 with CAs 0x10 and 0x20 on ports 1 and 2.
     fn fabric() -> Fabric {
-        let mut f = Fabric::default();
-        let mut sw = Node::new(NodeType::Switch, 4, 0x100);
-        sw.description = "sw".into();
-        sw.lid = 1;
-        for p in 0..=4 {
-            let mut port = Port::new(p, 0x100);
-            port.state = if p <= 2 {
-                PortState::Active
-            } else {
-                PortState::Down
-            };
-            port.width = 2;
-            port.speed = 4;
-            sw.set_port(port);
-        }
-        f.nodes.push(sw);
-        for (i, g) in [0x10u64, 0x20].into_iter().enumerate() {
-            let mut ca = Node::new(NodeType::ChannelAdapter, 1, g);
-            ca.description = format!("ca{i}");
-            let mut port = Port::new(1, g + 1);
-            port.state = PortState::Active;
-            port.width = 2;
-            port.speed = 4;
-            port.lid = 2 + i as u16;
-            ca.set_port(port);
-            f.nodes.push(ca);
-            assert!(f.link(
-                PortRef {
-                    node: 0,
-                    port: 1 + i as u8
-                },
-                PortRef {
-                    node: 1 + i,
-                    port: 1
-                }
-            ));
-        }
-        f.validate().unwrap();
-        f
+        crate::test_fabrics::small()
     }
 
     #[test]
@@ -692,7 +654,7 @@ mod tests {
         );
         assert_eq!(
             (d.links_removed[0].b.guid, d.links_removed[0].b.port),
-            (0x100, 2)
+            (0x200, 2)
         );
         assert_eq!(d.changes.len(), 1, "{:?}", d.changes);
         assert_eq!(d.changes[0].field, Field::State);
@@ -703,17 +665,17 @@ mod tests {
         let text = d.to_text();
         assert_eq!(
             text,
-            "- CA 0x0000000000000020 \"ca1\" (1 port)\n\
-             - link 0x0000000000000020[1] \"ca1\" -- 0x0000000000000100[2] \"sw\" (4X QDR)\n\
-             ~ Switch 0x0000000000000100 \"sw\" port 2: state Active -> Down\n"
+            "- CA 0x0000000000000020 \"host1 HCA-1\" (2 ports)\n\
+             - link 0x0000000000000020[1] \"host1 HCA-1\" -- 0x0000000000000200[2] \"sw \"one\"\" (4X QDR)\n\
+             ~ Switch 0x0000000000000200 \"sw \"one\"\" port 2: state Active -> Down\n"
         );
         // Backwards: added.
         let mut named = d.clone();
-        named.rename(&NodeNameMap::parse("0x100 \"big switch\"\n").unwrap());
+        named.rename(&NodeNameMap::parse("0x200 \"big switch\"\n").unwrap());
         assert!(named
             .to_text()
-            .contains("0x0000000000000100[2] \"big switch\""));
-        assert!(named.to_text().contains("\"ca1\""));
+            .contains("0x0000000000000200[2] \"big switch\""));
+        assert!(named.to_text().contains("\"host1 HCA-1\""));
         let back = diff(&new, &old, Checks::ALL);
         assert_eq!(back.nodes_added.len(), 1);
         assert_eq!(back.links_added.len(), 1);
@@ -751,9 +713,9 @@ mod tests {
         );
         assert!(fields.contains(&(0x20, Some(1), Field::Lid)));
         assert!(fields.contains(&(0x20, Some(1), Field::Width)));
-        assert!(fields.contains(&(0x100, Some(2), Field::Width)));
-        assert!(fields.contains(&(0x100, Some(3), Field::State)));
-        assert!(fields.contains(&(0x100, Some(1), Field::State)));
+        assert!(fields.contains(&(0x200, Some(2), Field::Width)));
+        assert!(fields.contains(&(0x200, Some(3), Field::State)));
+        assert!(fields.contains(&(0x200, Some(1), Field::State)));
 
         // Only LIDs on CAs: the description, links and widths are not looked at.
         let only = diff(&old, &new, Checks::parse_keys("lid,CA").unwrap());

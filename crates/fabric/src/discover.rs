@@ -508,23 +508,29 @@ impl<'o> Scan<'o> {
                 return;
             }
         };
+        let raw = raw_attr(&data);
         let parsed = match (query, ctx) {
             (Query::NodeInfo, Ctx::NodeInfo(from)) => {
-                NodeInfo::parse(&data).map(|ni| self.node_info(path, from, &ni))
+                NodeInfo::parse(&data).map(|ni| self.node_info(path, from, &ni, raw))
             }
             (Query::NodeDescription, Ctx::Node(n)) => NodeDescription::parse(&data).map(|d| {
                 let node = &mut self.fabric.nodes[n];
                 node.description = Node::description_from_bytes(d.as_bytes());
                 node.queried.node_description = true;
+                node.raw.get_or_insert_with(Default::default).node_desc = raw;
             }),
             (Query::SwitchInfo, Ctx::Node(n)) => SwitchInfo::parse(&data).map(|si| {
                 let node = &mut self.fabric.nodes[n];
                 node.enhanced_port0 = si.enhanced_port0;
                 node.queried.switch_info = true;
+                node.raw.get_or_insert_with(Default::default).switch_info = raw;
             }),
-            (Query::PortInfo(p), Ctx::Node(n)) => {
-                PortInfo::parse(&data).map(|pi| self.port_info(path, n, p, &pi))
-            }
+            (Query::PortInfo(p), Ctx::Node(n)) => PortInfo::parse(&data).map(|pi| {
+                self.port_info(path, n, p, &pi);
+                if let Some(port) = self.fabric.nodes[n].port_mut(p) {
+                    port.raw_info = Some(Box::new(raw));
+                }
+            }),
             (Query::MlnxExtPortInfo(p), Ctx::Node(n)) => MlnxExtPortInfo::parse(&data).map(|x| {
                 if let Some(port) = self.fabric.nodes[n].port_mut(p) {
                     port.mlnx_speed = x.link_speed_active;
@@ -554,11 +560,18 @@ impl<'o> Scan<'o> {
     }
 
     /// `recv_node_info`.
-    fn node_info(&mut self, path: DrPath, from: Option<PortRef>, ni: &NodeInfo) {
+    fn node_info(&mut self, path: DrPath, from: Option<PortRef>, ni: &NodeInfo, raw: [u8; 64]) {
         let port_num = ni.local_port_num;
         let (n, new) = match self.by_guid.get(&ni.node_guid) {
             Some(&n) => (n, false),
-            None => (self.create_node(path, ni), true),
+            None => {
+                let n = self.create_node(path, ni);
+                self.fabric.nodes[n]
+                    .raw
+                    .get_or_insert_with(Default::default)
+                    .node_info = raw;
+                (n, true)
+            }
         };
         {
             let node = &mut self.fabric.nodes[n];
@@ -795,6 +808,15 @@ impl<'o> Scan<'o> {
 }
 
 /// An rpc completion as SMP data or a reason.
+/// The 64-byte SMP data area of an answer, as libibnetdisc copies it (short data padded
+/// with zeros).
+fn raw_attr(data: &[u8]) -> [u8; 64] {
+    let mut raw = [0; 64];
+    let n = data.len().min(64);
+    raw[..n].copy_from_slice(&data[..n]);
+    raw
+}
+
 fn outcome(c: Completion) -> Result<Vec<u8>, MissReason> {
     match c.outcome {
         Outcome::Response(r) => {

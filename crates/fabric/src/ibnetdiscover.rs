@@ -802,6 +802,19 @@ impl NodeNameMap {
         }
     }
 
+    /// `remap_node_name` with or without a map: [`NodeNameMap::remap`] through `map`, else
+    /// the cleaned `description` (as C's tools call it with a NULL map).
+    pub fn remap_or_clean<'a>(
+        map: Option<&'a NodeNameMap>,
+        guid: u64,
+        description: &'a str,
+    ) -> Cow<'a, str> {
+        match map {
+            Some(m) => m.remap(guid, description),
+            None => clean_description(description),
+        }
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.names.len()
@@ -848,6 +861,14 @@ mod tests {
             assert_eq!(e.line, 2, "{bad:?}");
             assert_eq!(e.text, bad.trim_end_matches('\n'));
         }
+    }
+
+    #[test]
+    fn remap_or_clean_with_and_without_a_map() {
+        let m = NodeNameMap::parse("0x1 mapped\n").unwrap();
+        assert_eq!(NodeNameMap::remap_or_clean(Some(&m), 1, "a\tb"), "mapped");
+        assert_eq!(NodeNameMap::remap_or_clean(Some(&m), 2, "a\tb"), "a b");
+        assert_eq!(NodeNameMap::remap_or_clean(None, 1, "a\tb"), "a b");
     }
 
     #[test]

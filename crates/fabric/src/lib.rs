@@ -10,10 +10,13 @@
 //! * [`diff`]: [`diff::diff`] compares two fabrics (nodes, links, port state, width, speed,
 //!   LID, description).
 //! * [`json`]: [`FabricJson`], [`Fabric::to_json`], [`Fabric::from_json`].
+//! * [`cache`]: libibnetdisc's binary cache file (`ibnetdiscover --cache`):
+//!   [`Fabric::from_ibnetdisc_cache`], [`Fabric::to_ibnetdisc_cache`].
 //!
 //! Discovery itself (SMPs over `umad`) lives elsewhere and fills this model.
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub mod chassis;
 pub mod cnum;
 pub mod diff;
@@ -23,11 +26,14 @@ pub mod ibnetdiscover;
 pub mod json;
 pub mod model;
 pub mod netfile;
+#[doc(hidden)]
+pub mod test_fabrics;
 
 pub use ibnetdiscover::{Format, NodeNameMap, NodeNameMapError, ParseError, WriteOptions};
 pub use json::FabricJson;
 pub use model::{
-    Chassis, Fabric, Link, Node, NodeChassis, Origin, Port, PortRef, Progress, Queried, Route,
+    Chassis, Fabric, Link, Node, NodeChassis, Origin, Port, PortRef, Progress, Queried, RawNode,
+    Route,
 };
 
 /// The crate README's example, compiled as a doctest so that it stays true.

@@ -121,6 +121,35 @@ pub struct Node {
     /// Chassis membership (for `ibnetdiscover -g`), if the node is in a numbered chassis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chassis: Option<NodeChassis>,
+    /// The attribute data as received, when known (discovery and the ibnetdisc cache fill
+    /// it; the text and JSON forms do not carry it). See [`RawNode`].
+    #[serde(skip)]
+    pub raw: Option<Box<RawNode>>,
+}
+
+/// The SMP attribute data libibnetdisc keeps verbatim for a node (`node->info`,
+/// `node->switchinfo`, `node->nodedesc`) and its ibnetdisc cache stores
+/// ([`crate::cache`]). The model's fields are decoded from these; the cache writer writes
+/// them back unchanged, so a fabric read from a cache (or discovered) is cached again with
+/// the same bytes. Without it the writer rebuilds the bytes from the model's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawNode {
+    /// NodeInfo as received (the one that created the node).
+    pub node_info: [u8; 64],
+    /// SwitchInfo as received (zeros for CAs and routers, or if it never arrived).
+    pub switch_info: [u8; 64],
+    /// NodeDescription as received (zeros if it never arrived).
+    pub node_desc: [u8; 64],
+}
+
+impl Default for RawNode {
+    fn default() -> Self {
+        RawNode {
+            node_info: [0; 64],
+            switch_info: [0; 64],
+            node_desc: [0; 64],
+        }
+    }
 }
 
 /// The per-node queries after NodeInfo and whether each was answered. A node with a field
@@ -208,6 +237,10 @@ pub struct Port {
     pub ext_port: u8,
     /// The port at the other end of the link, if linked.
     pub remote: Option<PortRef>,
+    /// PortInfo as received (`port->info`), when known (discovery and the ibnetdisc cache
+    /// fill it; see [`RawNode`] for why).
+    #[serde(skip)]
+    pub raw_info: Option<Box<[u8; 64]>>,
 }
 
 fn yes() -> bool {
@@ -304,6 +337,7 @@ impl Node {
             ports: Vec::new(),
             queried: Queried::default(),
             chassis: None,
+            raw: None,
         }
     }
 
@@ -427,6 +461,7 @@ impl Port {
             has_info: true,
             ext_port: 0,
             remote: None,
+            raw_info: None,
         }
     }
 }

@@ -632,23 +632,9 @@ fn speed_token(p: &NetPort) -> Option<String> {
     Some(format!("{w}x{s}"))
 }
 
-/// C `atoi`: leading blanks, a sign, digits; 0 if none.
+/// C `atoi` ([`crate::cnum::atoi`]): leading blanks, a sign, digits; 0 if none.
 fn atoi(s: &str) -> i64 {
-    let t = s.trim_start();
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let mut v: i64 = 0;
-    for c in t.bytes().take_while(u8::is_ascii_digit) {
-        v = v.saturating_mul(10).saturating_add(i64::from(c - b'0'));
-    }
-    if neg {
-        -v
-    } else {
-        v
-    }
+    crate::cnum::atoi(s.as_bytes())
 }
 
 /// C `strtoul(s, NULL, 0)` ([`crate::cnum::strtoull`]): blanks, sign, `0x` hex, `0` octal or

@@ -66,6 +66,7 @@
 mod macros;
 
 pub mod attr;
+pub mod cnum;
 pub mod dump;
 pub mod header;
 pub mod names;

@@ -178,6 +178,25 @@ pub fn add_common_args(mut cmd: Command, exclude: &str) -> Command {
     cmd
 }
 
+/// A `-<short>`/`--<id>` flag that may be repeated (C's `case 'x': x++`).
+pub fn count_flag(id: &'static str, short: char, help: &'static str) -> Arg {
+    Arg::new(id)
+        .short(short)
+        .long(id)
+        .action(ArgAction::Count)
+        .help(help)
+}
+
+/// The `--json` flag of `tool`, whose output follows `docs/json/<tool>-v1.schema.json`.
+pub fn json_arg(tool: &str) -> Arg {
+    Arg::new("json")
+        .long("json")
+        .action(ArgAction::SetTrue)
+        .help(format!(
+            "print JSON (docs/json/{tool}-v1.schema.json) instead of text"
+        ))
+}
+
 /// The `--node-name-map <file>` option, for the tools that take it.
 pub fn node_name_map_arg() -> Arg {
     Arg::new("node-name-map")
@@ -444,21 +463,10 @@ fn getopt_scan(cmd: &Command, args: &[OsString]) -> Scan {
 }
 
 /// Parses an unsigned number as C's `strtoul(s, NULL, 0)` reads a well-formed one: `0x`/`0X`
-/// hexadecimal, a leading `0` octal, else decimal. Anything else, or trailing junk, is `None`.
+/// hexadecimal, a leading `0` octal, else decimal. Anything else, or trailing junk, is `None`
+/// ([`ibfabric::cnum::parse_unsigned`]).
 pub fn parse_c_number(s: &str) -> Option<u64> {
-    let t = s.trim_start();
-    let t = t.strip_prefix('+').unwrap_or(t);
-    let (digits, radix) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        (h, 16)
-    } else if t.len() > 1 && t.starts_with('0') {
-        (&t[1..], 8)
-    } else {
-        (t, 10)
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u64::from_str_radix(digits, radix).ok()
+    ibfabric::cnum::parse_unsigned(s.as_bytes())
 }
 
 /// A number option's value, or a usage error naming the option.

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ibmad::attr::Attribute;
 use ibmad::sa::path_record::comp;
 use ibmad::sa::PathRecord;
 use ibmad::{DrPath, Gid, Method, Smp};
@@ -84,40 +85,10 @@ pub fn mad_rpc_result(
     }
 }
 
-/// C's `strtol(s, NULL, 0)`: leading blanks, a sign, `0x` hex / `0` octal / decimal, as many
-/// digits as there are; no digits is 0. Saturates instead of overflowing.
+/// C's `strtol(s, NULL, 0)` ([`ibfabric::cnum::strtol`]): leading blanks, a sign, `0x` hex /
+/// `0` octal / decimal, as many digits as there are; no digits is 0. Saturates as C does.
 pub fn c_strtol(s: &str) -> i64 {
-    let t = s.trim_start();
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, digits) = if (t.starts_with("0x") || t.starts_with("0X"))
-        && t[2..].starts_with(|c: char| c.is_ascii_hexdigit())
-    {
-        (16, &t[2..])
-    } else if t.starts_with('0') {
-        (8, t)
-    } else {
-        (10, t)
-    };
-    let mut v: i64 = 0;
-    for c in digits.chars() {
-        match c.to_digit(radix) {
-            Some(d) => {
-                v = v
-                    .saturating_mul(i64::from(radix))
-                    .saturating_add(i64::from(d))
-            }
-            None => break,
-        }
-    }
-    if neg {
-        -v
-    } else {
-        v
-    }
+    ibfabric::cnum::strtol(s.as_bytes()).0
 }
 
 /// C's `strtoull(s, NULL, 0)` for GUIDs (a leading `-` negates modulo 2^64, as C does).
@@ -125,26 +96,9 @@ pub fn c_strtoull(s: &str) -> u64 {
     ibfabric::cnum::strtoull(s.as_bytes()).0
 }
 
-/// C's `atoi`: [`c_strtol`] in decimal only.
+/// C's `atoi` ([`ibfabric::cnum::atoi`]): [`c_strtol`] in decimal only.
 pub fn c_atoi(s: &str) -> i64 {
-    let t = s.trim_start();
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let mut v: i64 = 0;
-    for c in t.chars() {
-        match c.to_digit(10) {
-            Some(d) => v = v.saturating_mul(10).saturating_add(i64::from(d)),
-            None => break,
-        }
-    }
-    if neg {
-        -v
-    } else {
-        v
-    }
+    ibfabric::cnum::atoi(s.as_bytes())
 }
 
 /// A directed route as libibmad's `str2drpath` reads it: the elements as given (element 0
@@ -364,6 +318,11 @@ impl SmpPort {
     /// [`query`](Self::query) with `Get`.
     pub fn get(&self, dest: &Dest, attr_id: u16, attr_mod: u32) -> Option<Vec<u8>> {
         self.query(dest, Method::Get, attr_id, attr_mod, None)
+    }
+
+    /// [`get`](Self::get) of attribute `A`, parsed (`None` if either fails).
+    pub fn get_attr<A: Attribute>(&self, dest: &Dest, attr_mod: u32) -> Option<A> {
+        A::parse(&self.get(dest, A::ID, attr_mod)?).ok()
     }
 
     /// The local port's attributes (C reads them through libibumad: sysfs or ibsim).

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use clap::{ArgMatches, Command};
 use ibfabric::discover::DiscoverOptions;
 use ibfabric::{Fabric, NodeNameMap};
-use ibmad::attr::id;
 use ibmad::{NodeType, SwitchInfo};
 use serde_json::{json, Value};
 
@@ -221,10 +220,7 @@ fn dump_all_switches(
             }),
         };
         // libibnetdisc keeps the SwitchInfo it read; read it again here.
-        let info = port
-            .get(&dest, id::SWITCH_INFO, 0)
-            .and_then(|d| SwitchInfo::parse(&d).ok())
-            .unwrap_or_default();
+        let info = port.get_attr::<SwitchInfo>(&dest, 0).unwrap_or_default();
         let sw = Switch {
             address: format!("DR path {}", shown.to_c_string()),
             nports: u32::from(node.num_ports),

@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::net::Ipv6Addr;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{Arg, ArgMatches, Command};
 use ibmad::attr::id;
 use ibmad::dump::get_bits;
 use serde_json::json;
@@ -18,13 +18,6 @@ use crate::exit;
 
 /// The clap command.
 pub fn command() -> Command {
-    let flag = |id: &'static str, short: char, help: &'static str| {
-        Arg::new(id)
-            .short(short)
-            .long(id)
-            .action(ArgAction::Count)
-            .help(help)
-    };
     let cmd = Command::new("ibaddr")
         .about("Show a port's GID and LID range (as infiniband-diags' ibaddr)")
         .override_usage("ibaddr [options] [<lid|dr_path|guid>]")
@@ -33,15 +26,10 @@ pub fn command() -> Command {
              ibaddr -G 0x8f1040023\t# same but using guid address\n  ibaddr -l 32\t\t# show lid range only\n  \
              ibaddr -L 32\t\t# show decimal lid range only\n  ibaddr -g 32\t\t# show gid address only",
         )
-        .arg(flag("gid_show", 'g', "show gid address only"))
-        .arg(flag("lid_show", 'l', "show lid range only"))
-        .arg(flag("Lid_show", 'L', "show lid range (in decimal) only"))
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print JSON (docs/json/ibaddr-v1.schema.json) instead of text"),
-        )
+        .arg(common::count_flag("gid_show", 'g', "show gid address only"))
+        .arg(common::count_flag("lid_show", 'l', "show lid range only"))
+        .arg(common::count_flag("Lid_show", 'L', "show lid range (in decimal) only"))
+        .arg(common::json_arg("ibaddr"))
         .arg(Arg::new("args").num_args(0..).value_name("lid|dr_path|guid [port]"));
     common::add_common_args(cmd, "KL")
 }

@@ -7,8 +7,17 @@
 //! `-D <dr_path>` / `-G <port_guid>` (`-S`) one node (a partial scan from a directed route),
 //! `-a` all nodes of a partial scan.
 //!
-//! Differences from C: `--load-cache`, `--diff`, `--diffcheck` and `--filterdownports` (C's
-//! binary ibnetdisc cache) are not offered; `-G` always scans the whole fabric (C scans from
+//! Cache files (libibnetdisc's, from C or `umad ibnetdiscover --cache`; our text and JSON
+//! are read too): `--load-cache <file>` prints that fabric instead of discovering;
+//! `--diff <file>` prints, as C, the ports that differ between the cached fabric (`< `
+//! lines) and the current one (`> `), and the nodes only one has, checked by
+//! `--diffcheck <port,state,lid,nodedesc>` (default `port,state`); `--filterdownports
+//! <file>` leaves out the down ports that are down in that cache too. With `--json` and
+//! `--diff` the records are the ports the diff prints.
+//!
+//! Differences from C: with `--diffcheck lid` or `nodedesc`, a node whose LID or
+//! description changed gets both headers (C dereferences a null pointer there outside `-l`
+//! mode); `-G` always scans the whole fabric (C scans from
 //! the GUID's LID when the SA resolves it: the output is the same); the "Could be FDR10"
 //! hints need Mellanox ExtendedPortInfo LinkSpeedSupported, which the discovery does not
 //! keep (no ibsim device has it).
@@ -85,6 +94,16 @@ pub fn command() -> Command {
             )
             .short('p'),
         )
+        .arg(value("load-cache", "filename of ibnetdiscover cache to load").value_name("file"))
+        .arg(value("diff", "filename of ibnetdiscover cache to diff").value_name("file"))
+        .arg(value("diffcheck", "specify checks to execute for --diff").value_name("key(s)"))
+        .arg(
+            value(
+                "filterdownports",
+                "filename of ibnetdiscover cache to filter downports",
+            )
+            .value_name("file"),
+        )
         .arg(
             value(
                 "outstanding_smps",
@@ -123,6 +142,22 @@ pub struct Show<'a> {
     pub map: Option<&'a NodeNameMap>,
     /// Collect `--json` records (text mode skips building them).
     pub json: bool,
+    /// `--filterdownports`: a down port is not printed if it is down in this fabric too.
+    pub filter_down: Option<&'a Fabric>,
+}
+
+/// Every port's whole PortInfo, decoded from the bytes the fabric keeps ([`Port::raw_info`]:
+/// a fabric loaded from an ibnetdisc cache), by (node GUID, port).
+pub fn port_infos_from_raw(fabric: &Fabric) -> HashMap<(u64, u8), PortInfo> {
+    let mut infos = HashMap::new();
+    for n in &fabric.nodes {
+        for p in &n.ports {
+            if let Some(pi) = p.raw_info.as_deref().and_then(|r| PortInfo::parse(r).ok()) {
+                infos.insert((n.guid, p.number), pi);
+            }
+        }
+    }
+    infos
 }
 
 /// A discovered fabric with every PortInfo whole.
@@ -155,8 +190,8 @@ impl Links<'_> {
         }
     }
 
-    /// C's `print_node_header`.
-    pub fn node_header(&self, show: &Show, node: &Node) -> String {
+    /// C's `print_node_header` (with its output prefix: `< `/`> ` in a diff).
+    pub fn node_header(&self, show: &Show, node: &Node, prefix: &str) -> String {
         if show.line {
             return String::new();
         }
@@ -164,24 +199,32 @@ impl Links<'_> {
         match node.node_type {
             NodeType::Switch => {
                 let guid = node.port(0).map_or(node.port_guid, |p| p.guid);
-                format!("Switch: 0x{guid:016x} {name}:\n")
+                format!("{prefix}Switch: 0x{guid:016x} {name}:\n")
             }
-            t => format!("{}: {name}:\n", type_str(t)),
+            t => format!("{prefix}{}: {name}:\n", type_str(t)),
         }
     }
 
-    /// C's `print_node`: the header and a line per port (or per down port).
-    pub fn node_text(&self, show: &Show, node: &Node, out: &mut String, json: &mut Vec<Value>) {
+    /// C's `print_node`: the header and a line per port (or per down port), each line
+    /// after `prefix`.
+    pub fn node_text(
+        &self,
+        show: &Show,
+        node: &Node,
+        prefix: &str,
+        out: &mut String,
+        json: &mut Vec<Value>,
+    ) {
         let mut header = false;
         for port in node.ports.iter().filter(|p| p.number >= 1) {
             if show.down_only && port.state != PortState::Down {
                 continue;
             }
             if !header {
-                out.push_str(&self.node_header(show, node));
+                out.push_str(&self.node_header(show, node, prefix));
                 header = true;
             }
-            self.port_text(show, node, port, out, json);
+            self.port_text(show, node, port, prefix, out, json);
         }
     }
 
@@ -225,11 +268,15 @@ impl Links<'_> {
         show: &Show,
         node: &Node,
         port: &Port,
+        prefix: &str,
         out: &mut String,
         json: &mut Vec<Value>,
     ) {
         let info = self.info(node, port.number);
         let down = port.state == PortState::Down;
+        if down && show.filter_down.is_some_and(|f| down_in(f, node, port)) {
+            return;
+        }
         let (mut link, width, speed, state, phys) = self.link_str(node, port);
         let mut extra = Value::Null;
         if show.additional && !down {
@@ -274,8 +321,9 @@ impl Links<'_> {
         let ext = ext_str(port.ext_port);
         if show.line {
             let name = self.name(show, node);
-            out.push_str(&format!("0x{:016x} \"{name:>30}\" ", port.guid));
+            out.push_str(&format!("{prefix}0x{:016x} \"{name:>30}\" ", port.guid));
         } else {
+            out.push_str(prefix);
             out.push_str("      ");
         }
         let lid = if node.is_switch() {
@@ -367,6 +415,217 @@ impl Links<'_> {
             String::new()
         };
         (wmsg, smsg)
+    }
+}
+
+/// C's `filterdownport_check`: `port` is down in the filter fabric too (same node GUID,
+/// same port number).
+fn down_in(filter: &Fabric, node: &Node, port: &Port) -> bool {
+    let Some(fnode) = filter.node_by_guid(node.guid) else {
+        return false;
+    };
+    if port.number > fnode.num_ports {
+        return false;
+    }
+    fnode
+        .port(port.number)
+        .is_some_and(|p| p.state == PortState::Down)
+}
+
+/// `--diffcheck port`: links (connected or not, to which port GUID).
+pub const DIFF_PORT: u8 = 0x01;
+/// `--diffcheck state`: port states.
+pub const DIFF_STATE: u8 = 0x02;
+/// `--diffcheck lid`: switch and remote LIDs.
+pub const DIFF_LID: u8 = 0x04;
+/// `--diffcheck nodedesc`: node descriptions.
+pub const DIFF_NODEDESC: u8 = 0x08;
+/// C's default checks: `port,state`.
+pub const DIFF_DEFAULT: u8 = DIFF_PORT | DIFF_STATE;
+
+/// Parses `--diffcheck` keys as C does (`strtok` on `,`, case-insensitive).
+///
+/// # Errors
+/// C's message for the first unknown key.
+pub fn parse_diffcheck(keys: &str) -> Result<u8, String> {
+    let mut flags = 0;
+    for k in keys.split(',').filter(|k| !k.is_empty()) {
+        flags |= match k.to_ascii_lowercase().as_str() {
+            "port" => DIFF_PORT,
+            "state" => DIFF_STATE,
+            "lid" => DIFF_LID,
+            "nodedesc" => DIFF_NODEDESC,
+            _ => return Err(format!("invalid diff check key: {k}")),
+        };
+    }
+    Ok(flags)
+}
+
+/// The 64 NodeDescription bytes C compares (`memcmp` of `nodedesc`).
+fn desc_bytes(n: &Node) -> [u8; 64] {
+    if let Some(raw) = &n.raw {
+        return raw.node_desc;
+    }
+    let mut b = [0; 64];
+    let d = n.description.as_bytes();
+    let len = d.len().min(64);
+    b[..len].copy_from_slice(&d[..len]);
+    b
+}
+
+/// C's `iblinkinfo --diff`: two fabrics and the output settings.
+pub struct Diff<'a> {
+    /// The cached fabric (`<` lines).
+    pub orig: &'a Links<'a>,
+    /// The fabric loaded or discovered now (`>` lines).
+    pub new: &'a Links<'a>,
+    /// The output settings.
+    pub show: &'a Show<'a>,
+    /// `DIFF_*` checks.
+    pub flags: u8,
+    /// `--switches-only` / `--cas-only`.
+    pub only: Option<NodeType>,
+}
+
+/// One direction of C's `diff_node_iter`: `l1` owns `n1`, `l2` is the fabric looked in.
+struct Pass<'a> {
+    l1: &'a Links<'a>,
+    l2: &'a Links<'a>,
+    flags: u8,
+    p1: &'static str,
+    p2: &'static str,
+}
+
+impl Diff<'_> {
+    /// C's `diff_node`: for `node` (a node of the new fabric) or for every node (of the
+    /// type `only`), both directions.
+    pub fn run(&self, node: Option<&Node>, out: &mut String, json: &mut Vec<Value>) {
+        let first = Pass {
+            l1: if node.is_some() { self.new } else { self.orig },
+            l2: self.new,
+            flags: self.flags,
+            p1: "< ",
+            p2: "> ",
+        };
+        self.pass(&first, node, out, json);
+        let second = Pass {
+            l1: self.new,
+            l2: self.orig,
+            flags: self.flags & !(DIFF_PORT | DIFF_STATE | DIFF_LID | DIFF_NODEDESC),
+            p1: "> ",
+            p2: "< ",
+        };
+        self.pass(&second, node, out, json);
+    }
+
+    fn pass(&self, p: &Pass, node: Option<&Node>, out: &mut String, json: &mut Vec<Value>) {
+        match node {
+            Some(n) => self.node_iter(p, n, out, json),
+            None => {
+                for n in &p.l1.fabric.nodes {
+                    if self.only.map_or(true, |t| n.node_type == t) {
+                        self.node_iter(p, n, out, json);
+                    }
+                }
+            }
+        }
+    }
+
+    /// C's `diff_node_iter`.
+    fn node_iter(&self, p: &Pass, n1: &Node, out: &mut String, json: &mut Vec<Value>) {
+        let show = self.show;
+        let Some(n2) = p.l2.fabric.node_by_guid(n1.guid) else {
+            p.l1.node_text(show, n1, p.p1, out, json);
+            return;
+        };
+        if p.flags & (DIFF_PORT | DIFF_STATE | DIFF_LID | DIFF_NODEDESC) == 0 {
+            return;
+        }
+        let mut head = false;
+        if (n1.is_switch() && p.flags & DIFF_LID != 0 && n1.lid != n2.lid)
+            || (p.flags & DIFF_NODEDESC != 0 && desc_bytes(n1) != desc_bytes(n2))
+        {
+            // C passes no header flag here (and so crashes outside line mode); both
+            // headers are what it means to print.
+            out.push_str(&p.l1.node_header(show, n1, p.p1));
+            out.push_str(&p.l2.node_header(show, n2, p.p2));
+            head = true;
+        }
+        if n1.num_ports != n2.num_ports {
+            if !head {
+                out.push_str(&p.l1.node_header(show, n1, ""));
+            }
+            out.push_str(&format!("{}numports = {}\n", p.p1, n1.num_ports));
+            out.push_str(&format!("{}numports = {}\n", p.p2, n2.num_ports));
+            return;
+        }
+        self.node_ports(p, n1, n2, &mut head, out, json);
+    }
+
+    /// C's `diff_node_ports`.
+    fn node_ports(
+        &self,
+        p: &Pass,
+        n1: &Node,
+        n2: &Node,
+        head: &mut bool,
+        out: &mut String,
+        json: &mut Vec<Value>,
+    ) {
+        let show = self.show;
+        fn remote<'f>(l: &Links<'f>, port: &Port) -> Option<(&'f Node, &'f Port)> {
+            let r = port.remote?;
+            Some((l.fabric.nodes.get(r.node)?, l.fabric.port(r)?))
+        }
+        for i in 1..=n1.num_ports {
+            let (a, b) = (n1.port(i), n2.port(i));
+            let mut output = false;
+            match (a, b) {
+                (None, None) => continue,
+                (Some(a), Some(b)) => {
+                    let (ra, rb) = (remote(p.l1, a), remote(p.l2, b));
+                    if p.flags & DIFF_PORT != 0 {
+                        output |= match (ra, rb) {
+                            (Some((_, x)), Some((_, y))) => x.guid != y.guid,
+                            (None, None) => false,
+                            _ => true,
+                        };
+                    }
+                    if p.flags & DIFF_STATE != 0 && a.state != b.state {
+                        output = true;
+                    }
+                    if let (Some((xn, x)), Some((yn, y))) = (ra, rb) {
+                        if p.flags & DIFF_PORT != 0 && p.flags & DIFF_LID != 0 && x.lid != y.lid {
+                            output = true;
+                        }
+                        if p.flags & DIFF_PORT != 0
+                            && p.flags & DIFF_NODEDESC != 0
+                            && desc_bytes(xn) != desc_bytes(yn)
+                        {
+                            output = true;
+                        }
+                    }
+                }
+                _ => output = p.flags & DIFF_PORT != 0,
+            }
+            if !output {
+                continue;
+            }
+            if let Some(a) = a {
+                if !*head {
+                    out.push_str(&p.l1.node_header(show, n1, ""));
+                    *head = !show.line;
+                }
+                p.l1.port_text(show, n1, a, p.p1, out, json);
+            }
+            if let Some(b) = b {
+                if !*head {
+                    out.push_str(&p.l1.node_header(show, n1, ""));
+                    *head = !show.line;
+                }
+                p.l2.port_text(show, n2, b, p.p2, out, json);
+            }
+        }
     }
 }
 
@@ -487,7 +746,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let guid_str = s("port-guid").or_else(|| s("switch"));
     let dr_path = s("Direct");
     let all = m.get_flag("all");
-    let mut max_hops = s("hops").map_or(0, |h| c_strtoull(&h) as u32);
+    let max_hops = s("hops").map_or(0, |h| c_strtoull(&h) as u32);
     let outstanding = s("outstanding_smps")
         .map(|o| c_strtoull(&o) as usize)
         .filter(|&n| n > 0);
@@ -499,6 +758,19 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         None
     };
     let json_out = m.get_flag("json");
+    let file = |id: &str| m.get_one::<String>(id).map(PathBuf::from);
+    let (load_cache, diff_cache, filter_cache) =
+        (file("load-cache"), file("diff"), file("filterdownports"));
+    let diff_flags = match m.get_one::<String>("diffcheck") {
+        Some(keys) => match parse_diffcheck(keys) {
+            Ok(f) => f,
+            Err(msg) => {
+                eprint!("{msg}\n{}", common::c_usage(&command().name(prog)));
+                return exit::USAGE;
+            }
+        },
+        None => DIFF_DEFAULT,
+    };
     let Some(sp) = open_sweep_port(&opts, outstanding) else {
         eprintln!(
             "Failed to open {} port {}",
@@ -509,6 +781,10 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     };
     let map =
         common::open_node_name_map(m.get_one::<PathBuf>("node-name-map").map(|p| p.as_path()));
+    if dr_path.is_some() && load_cache.is_some() {
+        eprintln!("Cannot specify cache and direct route path");
+        return 1;
+    }
     let mut from = None;
     if let Some(dr) = &dr_path {
         match DrRoute::parse(dr) {
@@ -541,61 +817,99 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             }
         }
     }
-    let mut discovery = None;
-    if let Some(r) = &from {
-        if max_hops == 0 {
-            max_hops = 1;
-        }
-        match discover(&sp, max_hops, Some(r.path())) {
-            Ok(d) => discovery = Some(d),
-            Err(_) => ibwarn("main", "Partial fabric scan failed; attempting full scan\n"),
-        }
-    }
-    let d = match discovery {
-        Some(d) => d,
-        None => match discover(&sp, max_hops, None) {
-            Ok(d) => d,
-            Err(e) => {
-                if opts.errors || opts.verbose > 0 {
+    let load = |p: &PathBuf| {
+        crate::ibnetdiscover::load_topology(p)
+            .map_err(|e| {
+                if opts.verbose > 0 || opts.errors {
                     eprintln!("{prog}: {e}");
                 }
-                eprintln!("discover failed");
+            })
+            .ok()
+    };
+    let diff_fabric = match &diff_cache {
+        Some(p) => match load(p) {
+            Some(f) => Some(f),
+            None => return crate::dest::ibexit(prog, "loading cached fabric for diff failed\n"),
+        },
+        None => None,
+    };
+    let filter_fabric = match &filter_cache {
+        Some(p) => match load(p) {
+            Some(f) => Some(f),
+            None => {
+                return crate::dest::ibexit(
+                    prog,
+                    "loading cached fabric for filterdownports failed\n",
+                )
+            }
+        },
+        None => None,
+    };
+    let (fabric, infos) = match &load_cache {
+        Some(p) => match load(p) {
+            Some(f) => {
+                let infos = port_infos_from_raw(&f);
+                (f, infos)
+            }
+            None => {
+                eprintln!("loading cached fabric failed");
                 return 1;
             }
         },
+        None => match discover_for_links(prog, &opts, &sp, from.as_ref(), max_hops) {
+            Some(d) => (d.fabric, d.port_infos),
+            None => return 1,
+        },
     };
     let links = Links {
-        fabric: &d.fabric,
-        infos: &d.port_infos,
+        fabric: &fabric,
+        infos: &infos,
     };
+    let diff_infos = diff_fabric.as_ref().map(port_infos_from_raw);
+    let orig = diff_fabric
+        .as_ref()
+        .zip(diff_infos.as_ref())
+        .map(|(fabric, infos)| Links { fabric, infos });
     let show = Show {
         line: m.get_flag("line"),
         additional: m.get_flag("additional"),
         down_only: m.get_flag("down"),
         map: map.as_ref(),
         json: json_out,
+        filter_down: filter_fabric.as_ref(),
     };
+    let diff = orig.as_ref().map(|orig| Diff {
+        orig,
+        new: &links,
+        show: &show,
+        flags: diff_flags,
+        only,
+    });
     let mut out = String::new();
     let mut records = Vec::new();
     let partial_one = !all && (guid_str.is_some() || dr_path.is_some());
     if partial_one {
         let want = wanted_guid.unwrap_or(0);
-        let node = d
-            .fabric
+        let node = fabric
             .nodes
             .iter()
             .find(|n| n.ports.iter().any(|p| p.guid == want));
         match node.filter(|n| only.map_or(true, |t| n.node_type == t)) {
-            Some(n) => links.node_text(&show, n, &mut out, &mut records),
+            Some(n) => match &diff {
+                Some(d) => d.run(Some(n), &mut out, &mut records),
+                None => links.node_text(&show, n, "", &mut out, &mut records),
+            },
             None => eprintln!(
                 "Failed to find port: {}",
                 guid_str.as_deref().or(dr_path.as_deref()).unwrap_or("")
             ),
         }
+    } else if let Some(d) = &diff {
+        d.run(None, &mut out, &mut records);
     } else {
-        for n in &d.fabric.nodes {
+        for n in &fabric.nodes {
             if only.map_or(true, |t| n.node_type == t) {
-                links.node_text(&show, n, &mut out, &mut records);
+                links.node_text(&show, n, "", &mut out, &mut records);
             }
         }
     }
@@ -611,6 +925,41 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         let _ = stdout.write_all(out.as_bytes());
     }
     exit::OK
+}
+
+/// The discovery `iblinkinfo` runs without a cache: from `from` with `max_hops` (a partial
+/// scan, falling back to the whole fabric), or the whole fabric. `None` after printing C's
+/// message.
+fn discover_for_links(
+    prog: &str,
+    opts: &CommonOpts,
+    sp: &SmpPort,
+    from: Option<&DrRoute>,
+    mut max_hops: u32,
+) -> Option<Discovery> {
+    let mut discovery = None;
+    if let Some(r) = from {
+        if max_hops == 0 {
+            max_hops = 1;
+        }
+        match discover(sp, max_hops, Some(r.path())) {
+            Ok(d) => discovery = Some(d),
+            Err(_) => ibwarn("main", "Partial fabric scan failed; attempting full scan\n"),
+        }
+    }
+    match discovery {
+        Some(d) => Some(d),
+        None => match discover(sp, max_hops, None) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                if opts.errors || opts.verbose > 0 {
+                    eprintln!("{prog}: {e}");
+                }
+                eprintln!("discover failed");
+                None
+            }
+        },
+    }
 }
 
 #[cfg(test)]

@@ -5,13 +5,15 @@
 //! Exit status: 0 on success (with `--diff`: no differences), 1 with `--diff` when the
 //! topologies differ, 2 on bad usage (and `-h`), 255 when discovery or a file fails.
 //!
+//! `--cache <file>` writes libibnetdisc's binary cache ([`ibfabric::cache`]), which C's
+//! `--load-cache` reads; `--load-cache <file>` and `--diff <file>` read such a cache
+//! (written by C or by this tool) and also, told apart by the cache's magic, this tool's
+//! `--json` output or `ibnetdiscover` text.
+//!
 //! Differences from C, on purpose:
-//! * `--diff <file>` compares with a saved topology: `ibnetdiscover` text (any mode that
-//!   prints the topology) or this tool's `--json`, not an ibnetdisc cache file. It prints the
-//!   differences (text, or JSON with `--json`) and exits 1 if there are any, 0 if none.
-//! * `--load-cache <file>` reads such a saved topology instead of discovering; `--cache
-//!   <file>` writes the discovered topology there as JSON. C's binary ibnetdisc cache format
-//!   is not read or written.
+//! * `--diff <file>` prints the differences as this crate's diff (text, or JSON with
+//!   `--json`; [`ibfabric::diff`]), not in C's `<`/`>` topology form, and exits 1 if there
+//!   are any, 0 if none.
 //! * `--diffcheck` knows `state`, `width` and `speed` besides C's keys, and the default is
 //!   every check.
 
@@ -73,7 +75,7 @@ pub struct Options {
     pub outstanding: Option<u32>,
     /// `--node-name-map`.
     pub node_name_map: Option<PathBuf>,
-    /// `--cache`: write the topology there as JSON.
+    /// `--cache`: write the topology there as an ibnetdisc cache file.
     pub cache: Option<PathBuf>,
     /// `--load-cache`: read the topology from there instead of discovering.
     pub load_cache: Option<PathBuf>,
@@ -276,17 +278,36 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
     }
 }
 
-/// Reads a saved topology: `--json` output (it starts with `{`) or `ibnetdiscover` text.
+/// Reads a saved topology: an ibnetdisc cache file (C's `ibnetdiscover --cache`, told by
+/// its magic), this tool's `--json` output (it starts with `{`) or `ibnetdiscover` text.
 pub fn load_topology(path: &Path) -> Result<Fabric, CliError> {
     let bytes = std::fs::read(path)
         .map_err(|e| CliError::Failed(format!("can't read {}: {e}", path.display())))?;
+    if ibfabric::cache::is_cache(&bytes) {
+        return Fabric::from_ibnetdisc_cache(&bytes)
+            .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())));
+    }
     let text = String::from_utf8(bytes).map_err(|_| {
         CliError::Failed(format!(
-            "{}: not ibnetdiscover text or umad JSON (C's binary ibnetdisc cache files are not read)",
+            "{}: not an ibnetdisc cache, ibnetdiscover text or umad JSON",
             path.display()
         ))
     })?;
     parse_topology(&text).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))
+}
+
+/// Writes `fabric` to `path` as an ibnetdisc cache file (C's `ibnd_cache_fabric`).
+pub fn write_cache(fabric: &Fabric, path: &Path) -> Result<(), CliError> {
+    let failed = |why: String| {
+        CliError::Failed(format!(
+            "caching ibnetdiscover data to {} failed: {why}",
+            path.display()
+        ))
+    };
+    let bytes = fabric
+        .to_ibnetdisc_cache()
+        .map_err(|e| failed(e.to_string()))?;
+    std::fs::write(path, bytes).map_err(|e| failed(e.to_string()))
 }
 
 /// Parses a saved topology's text: JSON if it starts with `{`, else `ibnetdiscover` text.
@@ -390,12 +411,7 @@ pub fn run(opts: &Options) -> Result<i32, CliError> {
         .flush()
         .map_err(|e| CliError::Failed(format!("write failed: {e}")))?;
     if let Some(p) = &opts.cache {
-        std::fs::write(p, fabric.to_json() + "\n").map_err(|e| {
-            CliError::Failed(format!(
-                "caching ibnetdiscover data to {} failed: {e}",
-                p.display()
-            ))
-        })?;
+        write_cache(&fabric, p)?;
     }
     Ok(code)
 }

@@ -17,7 +17,7 @@
 
 use std::ffi::OsString;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{Arg, ArgMatches, Command};
 use ibmad::attr::id;
 use ibmad::attr::{MlnxExtPortInfo, MLNX_SPEED_FDR10};
 use ibmad::dump::{self, Field};
@@ -103,12 +103,7 @@ pub fn command() -> Command {
              ibportstate 3 1 width 1\t\t\t# by lid\n  \
              ibportstate -D 0 1 lid 0x1234 arm\t\t# by direct route",
         )
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print JSON (docs/json/ibportstate-v1.schema.json) instead of text"),
-        )
+        .arg(common::json_arg("ibportstate"))
         .arg(
             Arg::new("args")
                 .num_args(0..)
@@ -161,29 +156,8 @@ impl Request {
 /// `strtoull(s, &end, 0)` that consumed the whole string without overflow (C's M_Key
 /// check): `None` otherwise. An empty string is 0, as in C.
 fn strict_strtoull(s: &str) -> Option<u64> {
-    if s.is_empty() {
-        return Some(0);
-    }
-    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (neg, body) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (digits, radix) = if (body.starts_with("0x") || body.starts_with("0X"))
-        && body[2..].starts_with(|c: char| c.is_ascii_hexdigit())
-    {
-        (&body[2..], 16)
-    } else if body.starts_with('0') {
-        (body, 8)
-    } else {
-        (body, 10)
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let v = u64::from_str_radix(digits, radix).ok()?;
-    Some(if neg { v.wrapping_neg() } else { v })
+    let r = ibfabric::cnum::scan(s.as_bytes(), 0);
+    (r.whole(s.as_bytes()) && !r.overflow).then(|| r.unsigned())
 }
 
 /// Parses the operations after `<dest> <portnum>` as C's loop does; `Err` is the IBEXIT text.
@@ -874,6 +848,17 @@ mod tests {
     fn shown_fields_exist() {
         for names in [SHOWN, SHOWN_EXT, SHOWN_KEYS] {
             assert_eq!(port_fields(names).len(), names.len());
+        }
+    }
+
+    #[test]
+    fn mkey_must_be_a_whole_number() {
+        assert_eq!(strict_strtoull(""), Some(0));
+        assert_eq!(strict_strtoull("0x10"), Some(16));
+        assert_eq!(strict_strtoull(" 010"), Some(8));
+        assert_eq!(strict_strtoull("-1"), Some(u64::MAX));
+        for bad in [" ", "-", "08", "0x1g", "1 ", "18446744073709551616"] {
+            assert_eq!(strict_strtoull(bad), None, "{bad:?}");
         }
     }
 }

@@ -10,10 +10,11 @@
 //! Options: `-s` suppress counters, `-c` suppress PortRcvSwitchRelayErrors, `-r` link info
 //! of ports with errors, `--data`, `--counters`, `--details`, `--switch`/`--ca`/`--router`,
 //! `-k`/`-K` clear error/data counters, `--threshold-file`, `--skip-sl`, `-G`/`-S` and `-D`
-//! one node, `-o` SMPs in flight for the discovery, `--node-name-map`.
+//! one node, `-o` SMPs in flight for the discovery, `--node-name-map`, `--load-cache` the
+//! fabric from an ibnetdisc cache file (C's or `umad ibnetdiscover --cache`'s; our text and
+//! JSON too) instead of discovering it, the counters still read live, as C.
 //!
-//! Differences from C: `--load-cache` (C's binary ibnetdisc cache) is not offered; `-G`
-//! scans the whole fabric (the node reported is the same).
+//! Differences from C: `-G` scans the whole fabric (the node reported is the same).
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -96,6 +97,7 @@ pub fn command() -> Command {
         .arg(flag("counters", "print data counters only"))
         .arg(flag("clear-errors", "Clear error counters after read").short('k'))
         .arg(flag("clear-counts", "Clear data counters after read").short('K'))
+        .arg(value("load-cache", "filename of ibnetdiscover cache to load").value_name("file"))
         .arg(
             value(
                 "outstanding_smps",
@@ -427,6 +429,11 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         let ca = opts.ca.as_deref().unwrap_or("(null)");
         return ibexit(prog, &format!("Failed to open port; {ca}:{}\n", opts.port));
     };
+    let load_cache = s("load-cache").map(PathBuf::from);
+    if dr_path.is_some() && load_cache.is_some() {
+        eprintln!("Cannot specify cache and direct route path");
+        return 255;
+    }
     let Some(local) = sp.local() else {
         return ibexit(prog, "can't resolve self port (null)");
     };
@@ -457,16 +464,32 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     }
     let mut discovery = None;
-    if let Some(r) = &from {
+    let mut loaded = None;
+    if let Some(p) = &load_cache {
+        match crate::ibnetdiscover::load_topology(p) {
+            Ok(fabric) => {
+                let port_infos = iblinkinfo::port_infos_from_raw(&fabric);
+                loaded = Some((fabric, port_infos));
+            }
+            Err(e) => {
+                if opts.errors || opts.verbose > 0 {
+                    eprintln!("{prog}: {e}");
+                }
+                eprintln!("loading cached fabric failed");
+                return 255;
+            }
+        }
+    } else if let Some(r) = &from {
         match iblinkinfo::discover(&sp, 1, Some(r.path())) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Single node discover failed; attempting full scan"),
         }
     }
-    let d = match discovery {
-        Some(d) => d,
-        None => match iblinkinfo::discover(&sp, 0, None) {
-            Ok(d) => d,
+    let (fabric, port_infos) = match (loaded, discovery) {
+        (Some(l), _) => l,
+        (None, Some(d)) => (d.fabric, d.port_infos),
+        (None, None) => match iblinkinfo::discover(&sp, 0, None) {
+            Ok(d) => (d.fabric, d.port_infos),
             Err(e) => {
                 if opts.errors || opts.verbose > 0 {
                     eprintln!("{prog}: {e}");
@@ -482,8 +505,8 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             .unwrap_or(DEFAULT_THRESHOLD_FILE),
     );
     let links = Links {
-        fabric: &d.fabric,
-        infos: &d.port_infos,
+        fabric: &fabric,
+        infos: &port_infos,
     };
     let show = Show {
         line: false,
@@ -491,6 +514,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         down_only: false,
         map: map.as_ref(),
         json: json_out,
+        filter_down: None,
     };
     let mut ctx = Ctx {
         pma: Pma { port: &sp },
@@ -506,7 +530,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         clear_errors: m.get_flag("clear-errors"),
         clear_counts: m.get_flag("clear-counts"),
         sl,
-        answers: vec![NodeAnswers::default(); d.fabric.nodes.len()],
+        answers: vec![NodeAnswers::default(); fabric.nodes.len()],
         out: String::new(),
         nodes_checked: 0,
         bad_nodes: 0,
@@ -519,7 +543,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let self_gid = Gid::new(local.gid_prefix, local.port_guid);
     let nodes: Vec<usize> = if let Some(g) = &guid_str {
         let guid = c_strtoull(g);
-        match find_port_node(&d.fabric.nodes, guid) {
+        match find_port_node(&fabric.nodes, guid) {
             Some(n) => vec![n],
             None => {
                 eprintln!("Failed to find node: {g}");
@@ -536,9 +560,9 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             return 0;
         };
         let guid = dump::get_bits(&ni, 160, 64);
-        match find_port_node(&d.fabric.nodes, guid) {
+        match find_port_node(&fabric.nodes, guid) {
             Some(n) => {
-                let port_guid = d.fabric.nodes[n]
+                let port_guid = fabric.nodes[n]
                     .ports
                     .iter()
                     .find(|p| p.guid == guid)
@@ -557,7 +581,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         if obtain_sl && !path_records(&sp, &mut ctx.sl, self_gid, None) {
             return 0;
         }
-        (0..d.fabric.nodes.len()).collect()
+        (0..fabric.nodes.len()).collect()
     };
     sweep(&mut ctx, &nodes);
     let summary = ctx.summary();

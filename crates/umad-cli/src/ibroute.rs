@@ -10,9 +10,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use ibfabric::ibnetdiscover::clean_description;
 use ibfabric::NodeNameMap;
 use ibmad::attr::id;
+use ibmad::attr::{LinearForwardingTable, MulticastForwardingTable};
 use ibmad::{NodeDescription, NodeInfo, NodeType, PortInfo, SwitchInfo};
 use serde_json::{json, Value};
 
@@ -23,10 +23,10 @@ use crate::exit;
 /// The common options ibroute does not take (C: `"K"`).
 const EXCLUDED_COMMON: &str = "K";
 
-/// LIDs per LFT block, MLIDs per MFT block.
-pub const LIDS_PER_BLOCK: u32 = 64;
+/// LIDs per LFT block.
+pub const LIDS_PER_BLOCK: u32 = LinearForwardingTable::LIDS_PER_BLOCK as u32;
 /// MLIDs per MFT block.
-pub const MLIDS_PER_BLOCK: u32 = 32;
+pub const MLIDS_PER_BLOCK: u32 = MulticastForwardingTable::MLIDS_PER_BLOCK as u32;
 /// The unicast and multicast LID ranges (`IB_MAX_UCAST_LID`, `IB_MIN_MCAST_LID`,
 /// `IB_MAX_MCAST_LID`).
 const MAX_UCAST_LID: u32 = 0xbfff;
@@ -220,10 +220,7 @@ impl Tables<'_> {
 
     /// C's `remap_node_name`: the map's name for `guid`, else the cleaned description.
     pub fn name_of(&self, guid: u64, desc: &str) -> String {
-        match self.map {
-            Some(m) => m.remap(guid, desc).into_owned(),
-            None => clean_description(desc).into_owned(),
-        }
+        NodeNameMap::remap_or_clean(self.map, guid, desc).into_owned()
     }
 
     /// C's `check_switch`: NodeInfo, NodeDescription, SwitchInfo, or C's reason.
@@ -248,8 +245,7 @@ impl Tables<'_> {
         );
         let info = self
             .port
-            .get(dest, id::SWITCH_INFO, 0)
-            .and_then(|d| SwitchInfo::parse(&d).ok())
+            .get_attr::<SwitchInfo>(dest, 0)
             .ok_or("switch info failed: is a switch node?")?;
         Ok(Switch {
             address: dest.to_c_string(),
@@ -333,11 +329,11 @@ impl Tables<'_> {
         let first_block = start / LIDS_PER_BLOCK;
         let end_block = end.div_ceil(LIDS_PER_BLOCK);
         let mut complete = true;
-        let mut lft = vec![0u8; LIDS_PER_BLOCK as usize];
+        let mut lft = LinearForwardingTable::default();
         for block in first_block..end_block {
             crate::debug::ibdebug("dump_unicast_tables", format_args!("reading block {block}"));
-            match self.port.get(dest, id::LFT, block) {
-                Some(data) => lft.copy_from_slice(&data[..LIDS_PER_BLOCK as usize]),
+            match self.port.get_attr(dest, block) {
+                Some(table) => lft = table,
                 None => {
                     eprintln!("SubnGet() failed; MAD status 0x0 AM 0x{block:x}");
                     if on_error == OnError::Stop {
@@ -349,7 +345,7 @@ impl Tables<'_> {
             let lo = (block * LIDS_PER_BLOCK).max(start);
             let hi = (block * LIDS_PER_BLOCK + LIDS_PER_BLOCK).min(end + 1);
             for lid in lo..hi {
-                let out = u32::from(lft[(lid % LIDS_PER_BLOCK) as usize]);
+                let out = u32::from(lft.ports[(lid % LIDS_PER_BLOCK) as usize]);
                 let valid = out <= sw.nports;
                 if !valid && !req.dump_all {
                     continue;
@@ -482,7 +478,10 @@ impl Tables<'_> {
                     "dump_multicast_tables",
                     format_args!("reading block {block:x} chunk {j} mod {attr_mod:x}"),
                 );
-                let Some(data) = self.port.get(dest, id::MFT, attr_mod) else {
+                let Some(table) = self
+                    .port
+                    .get_attr::<MulticastForwardingTable>(dest, attr_mod)
+                else {
                     eprintln!("SubnGet() failed; MAD status 0x0 AM 0x{attr_mod:x}");
                     if on_error == OnError::Stop {
                         complete = false;
@@ -490,9 +489,7 @@ impl Tables<'_> {
                     }
                     continue;
                 };
-                for (k, m) in chunk.iter_mut().enumerate() {
-                    *m = u16::from_be_bytes([data[2 * k], data[2 * k + 1]]);
-                }
+                *chunk = table.port_masks;
             }
             let lo = (block * MLIDS_PER_BLOCK).max(start);
             let hi = (block * MLIDS_PER_BLOCK + MLIDS_PER_BLOCK).min(end + 1);

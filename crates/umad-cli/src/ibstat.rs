@@ -8,7 +8,7 @@
 
 use std::ffi::OsString;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{Arg, ArgMatches, Command};
 use serde_json::{json, Value};
 use umad::device::{Ca, Devices, PortAttrs};
 
@@ -18,28 +18,16 @@ use crate::exit;
 
 /// The clap command.
 pub fn command() -> Command {
-    let flag = |id: &'static str, short: char, help: &'static str| {
-        Arg::new(id)
-            .short(short)
-            .long(id)
-            .action(ArgAction::Count)
-            .help(help)
-    };
     let cmd = Command::new("ibstat")
         .about("Show the local CAs and ports (as infiniband-diags' ibstat)")
         .override_usage("ibstat [options] <ca_name> [portnum]")
         .after_help(
             "Examples:\n  ibstat -l       # list all IB devices\n  ibstat mthca0 2 # stat port 2 of 'mthca0'",
         )
-        .arg(flag("list_of_cas", 'l', "list all IB devices"))
-        .arg(flag("short", 's', "short output"))
-        .arg(flag("port_list", 'p', "show port list"))
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print JSON (docs/json/ibstat-v1.schema.json) instead of text"),
-        )
+        .arg(common::count_flag("list_of_cas", 'l', "list all IB devices"))
+        .arg(common::count_flag("short", 's', "short output"))
+        .arg(common::count_flag("port_list", 'p', "show port list"))
+        .arg(common::json_arg("ibstat"))
         .arg(Arg::new("args").num_args(0..).value_name("ca_name [portnum]"));
     common::add_common_args(cmd, "CDeGKLPsty")
 }

@@ -19,12 +19,14 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use ibfabric::ibnetdiscover::clean_description;
 use ibfabric::NodeNameMap;
 use ibmad::attr::id;
+use ibmad::attr::{LinearForwardingTable, MulticastForwardingTable};
 use ibmad::{NodeDescription, NodeInfo, PortInfo, SwitchInfo};
 use serde_json::{json, Value};
 
 use crate::common::{self, CommonOpts, Parsed};
 use crate::dest::{ibexit, ibwarn, Dest, DrRoute, SmpPort};
 use crate::exit;
+use crate::ibroute::{LIDS_PER_BLOCK, MLIDS_PER_BLOCK};
 
 /// The common options ibtracert does not take (C: `"DK"`).
 const EXCLUDED_COMMON: &str = "DK";
@@ -206,10 +208,7 @@ fn type_str(t: u8) -> &'static str {
 
 impl Tracer<'_> {
     fn name(&self, n: &TNode) -> String {
-        match self.map {
-            Some(m) => m.remap(n.guid, &n.desc).into_owned(),
-            None => clean_description(&n.desc).into_owned(),
-        }
+        NodeNameMap::remap_or_clean(self.map, n.guid, &n.desc).into_owned()
     }
 
     /// C's `get_node`: NodeInfo, NodeDescription and PortInfo through `portid`.
@@ -252,11 +251,7 @@ impl Tracer<'_> {
     /// C's `switch_lookup`: the LFT entry for `lid`, or -1.
     fn switch_lookup(&self, sw: &mut Sw, portid: &PortId, lid: u16) -> i32 {
         let d = portid.dest();
-        let Some(si) = self
-            .port
-            .get(&d, id::SWITCH_INFO, 0)
-            .and_then(|b| SwitchInfo::parse(&b).ok())
-        else {
+        let Some(si) = self.port.get_attr::<SwitchInfo>(&d, 0) else {
             return -1;
         };
         sw.linearcap = u32::from(si.linear_fdb_cap);
@@ -266,9 +261,12 @@ impl Tracer<'_> {
         if lid >= sw.linearcap && lid > sw.top {
             return -1;
         }
-        match self.port.get(&d, id::LFT, lid / 64) {
+        match self
+            .port
+            .get_attr::<LinearForwardingTable>(&d, lid / LIDS_PER_BLOCK)
+        {
             Some(fdb) => {
-                let out = fdb[(lid % 64) as usize];
+                let out = fdb.ports[(lid % LIDS_PER_BLOCK) as usize];
                 crate::debug::ibdebug(
                     "switch_lookup",
                     format_args!(
@@ -540,23 +538,20 @@ impl Tracer<'_> {
     /// to.
     fn switch_mclookup(&self, numports: u32, portid: &PortId, mlid: u32) -> Option<[bool; 256]> {
         let d = portid.dest();
-        let si = self
-            .port
-            .get(&d, id::SWITCH_INFO, 0)
-            .and_then(|b| SwitchInfo::parse(&b).ok())?;
+        let si = self.port.get_attr::<SwitchInfo>(&d, 0)?;
         let m = mlid.wrapping_sub(0xc000) as i32;
         if m >= i32::from(si.multicast_fdb_cap) {
             return None;
         }
         // C divides a negative offset (an MLID below 0xc000) toward zero too.
-        let block = (m / 32) as u32;
+        let block = (m / MLIDS_PER_BLOCK as i32) as u32;
         let sets = numports.div_ceil(16);
         let mut map = [false; 256];
         for set in 0..sets {
-            let mdb = self.port.get(&d, id::MFT, block | (set << 28))?;
+            let mdb: MulticastForwardingTable = self.port.get_attr(&d, block | (set << 28))?;
             // Below 0xc000 C reads before its table (undefined); here: no ports.
-            let mask = match usize::try_from(m % 32) {
-                Ok(k) => u16::from_be_bytes([mdb[2 * k], mdb[2 * k + 1]]),
+            let mask = match usize::try_from(m % MLIDS_PER_BLOCK as i32) {
+                Ok(k) => mdb.port_masks[k],
                 Err(_) => 0,
             };
             for i in 0..16 {

@@ -22,7 +22,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use ibfabric::ibnetdiscover::clean_description;
 use ibfabric::NodeNameMap;
 use ibmad::sa::{
     self, GuidInfoRecord, InformInfoRecord, LftRecord, LinkRecord, McMemberRecord, MftRecord,
@@ -36,6 +35,7 @@ use umad::rpc::Rpc;
 use crate::common::{self, CliError, CommonOpts, Parsed};
 use crate::dest::{c_strtol, c_strtoull};
 use crate::exit;
+use ibfabric::cnum;
 
 /// The common options saquery does not take (C: `"DGLsy"`; `-D -G -L -s` are its own).
 const EXCLUDED_COMMON: &str = "DGLsy";
@@ -205,23 +205,34 @@ impl Exit {
 /// One dumped record: C's text lines and, for `--json`, its fields.
 struct Record {
     kind: &'static str,
+    /// The width its field names are padded to with dots.
+    width: usize,
     text: String,
     fields: Map<String, Value>,
 }
 
 impl Record {
-    fn new(kind: &'static str, title: &str) -> Record {
+    fn new(kind: &'static str, title: &str, width: usize) -> Record {
         Record {
             kind,
+            width,
             text: format!("{title}\n"),
             fields: Map::new(),
         }
     }
 
-    /// A `\t\t<name><dots><value>` line, the name padded with dots to `width`.
-    fn field(&mut self, width: usize, name: &str, text: String, value: Value) {
+    /// A `\t\t<name><dots><value>` line, the name padded with dots to the record's width.
+    fn field(&mut self, name: &str, (text, value): (String, Value)) {
+        let width = self.width;
         self.text.push_str(&format!("\t\t{name:.<width$}{text}\n"));
         self.fields.insert(name.to_string(), value);
+    }
+
+    /// [`Record::field`] for each of a list of fields, in order.
+    fn fields<const N: usize>(&mut self, fields: [(&str, (String, Value)); N]) {
+        for (name, value) in fields {
+            self.field(name, value);
+        }
     }
 
     /// A line of text only (a heading such as `\t\tRID`).
@@ -229,6 +240,17 @@ impl Record {
         self.text.push_str(text);
         self.text.push('\n');
     }
+}
+
+/// A text value, in both forms.
+fn text(s: String) -> (String, Value) {
+    (s.clone(), json!(s))
+}
+
+/// `0x%0<digits>X` and the number.
+fn hexw(v: impl Into<u64>, digits: usize) -> (String, Value) {
+    let v = v.into();
+    (format!("0x{v:0digits$X}"), json!(v))
 }
 
 /// `0x%X` and the number.
@@ -313,14 +335,6 @@ fn inet_ntop6(raw: &[u8; 16]) -> String {
 /// Parses an IPv6 GID as `inet_pton` does.
 fn parse_gid(s: &str) -> Option<Gid> {
     s.parse::<Ipv6Addr>().ok().map(Gid::from)
-}
-
-/// Whether C's `strtoul(s, &end, 0)` reads anything (`end != s`): a digit after the blanks
-/// and the sign.
-fn reads_a_number(s: &str) -> bool {
-    let t = s.trim_start();
-    let t = t.strip_prefix(['+', '-']).unwrap_or(t);
-    t.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// A number option: C's `strtoul`, but junk is a usage error.
@@ -750,6 +764,19 @@ impl Sa {
         self.query(Method::GetTable, template, mask)
     }
 
+    /// A GetTable of `R` whose template and ComponentMask `fill` sets from the
+    /// `lid[/a[/b]]` argument `arg` (C's `parse_lid_and_ports`).
+    fn table_by<R: SaRecord + Default>(
+        &self,
+        arg: Option<&String>,
+        fill: impl FnOnce(&LidParts, &mut R, &mut u64),
+    ) -> Result<Vec<R>, Exit> {
+        let parts = LidParts::parse(self, arg)?;
+        let (mut template, mut mask) = (R::default(), 0);
+        fill(&parts, &mut template, &mut mask);
+        self.table(&template, mask)
+    }
+
     fn all<R: SaRecord + Default>(&self) -> Result<Vec<R>, Exit> {
         self.table(&R::default(), 0)
     }
@@ -840,10 +867,7 @@ impl Output {
 /// A node's name: the map's, else its cleaned description (C's `remap_node_name`).
 fn node_name(map: Option<&NodeNameMap>, nr: &NodeRecord) -> String {
     let desc = nr.node_description.as_str();
-    match map {
-        Some(m) => m.remap(nr.node_info.node_guid, &desc).into_owned(),
-        None => clean_description(&desc).into_owned(),
-    }
+    NodeNameMap::remap_or_clean(map, nr.node_info.node_guid, &desc).into_owned()
 }
 
 /// C's `get_lid`: a name (starting with a letter) is looked up among the NodeRecords'
@@ -875,14 +899,92 @@ fn get_lid(sa: &Sa, name: &str) -> Result<u16, Exit> {
     Ok(v as u16)
 }
 
-/// C's `parse_lid_and_ports`: `lid[/port1[/port2]]`, ports `None` when absent or empty.
-fn parse_lid_and_ports(sa: &Sa, s: &str) -> Result<(u16, Option<u64>, Option<u64>), Exit> {
-    let mut parts = s.splitn(3, '/');
-    let lid = get_lid(sa, parts.next().unwrap_or(""))?;
-    let port = |p: Option<&str>| p.and_then(|p| reads_a_number(p).then(|| c_strtoull(p)));
-    let p1 = port(parts.next());
-    let p2 = port(parts.next());
-    Ok((lid, p1, p2))
+/// C's `parse_lid_and_ports` result: the LID (0 = none) and the numbers after it
+/// (`lid[/port1[/port2]]`), `None` when absent or empty.
+#[derive(Default)]
+struct LidParts {
+    lid: u16,
+    parts: [Option<u64>; 2],
+}
+
+impl LidParts {
+    /// C's `parse_lid_and_ports` on `arg`; no argument selects nothing.
+    fn parse(sa: &Sa, arg: Option<&String>) -> Result<LidParts, Exit> {
+        let Some(s) = arg else {
+            return Ok(LidParts::default());
+        };
+        let mut split = s.splitn(3, '/');
+        let lid = get_lid(sa, split.next().unwrap_or(""))?;
+        let mut part = || {
+            let (v, end) = cnum::strtoull(split.next()?.as_bytes());
+            (end > 0).then_some(v)
+        };
+        Ok(LidParts {
+            lid,
+            parts: [part(), part()],
+        })
+    }
+
+    /// The LID, if one was given (not 0).
+    fn lid(&self) -> Option<u16> {
+        Some(self.lid).filter(|&l| l != 0)
+    }
+
+    /// Part `i` as C's `uint8_t` field, if given and not `-1` there.
+    fn byte(&self, i: usize) -> Option<u8> {
+        self.parts[i].map(|v| v as u8).filter(|&v| v as i8 != -1)
+    }
+
+    /// Part `i` as C's `uint16_t` field, if given and not `-1` there.
+    fn word(&self, i: usize) -> Option<u16> {
+        self.parts[i].map(|v| v as u16).filter(|&v| v as i16 != -1)
+    }
+}
+
+/// Sets a template `field` and its ComponentMask `bit` when the value is given.
+fn select<T>(mask: &mut u64, bit: u64, value: Option<T>, field: &mut T) {
+    if let Some(v) = value {
+        *field = v;
+        *mask |= bit;
+    }
+}
+
+/// A template value C counts as given: not zero (its type's default).
+fn nonzero<T: Default + PartialEq>(v: T) -> Option<T> {
+    (v != T::default()).then_some(v)
+}
+
+/// [`select_sel`] for the MTU, rate and packet-lifetime selectors of a path or multicast
+/// template `$t` from the `-m`/`-r`/`--pkt_life` bytes of `$p`, with the bits of the `comp`
+/// module in scope.
+macro_rules! select_selectors {
+    ($mask:expr, $t:ident, $p:ident) => {
+        let life = comp::PACKET_LIFE_TIME_SELECTOR | comp::PACKET_LIFE_TIME;
+        let (mtu, rate) = (
+            comp::MTU_SELECTOR | comp::MTU,
+            comp::RATE_SELECTOR | comp::RATE,
+        );
+        select_sel($mask, mtu, $p.mtu, &mut $t.mtu_selector, &mut $t.mtu);
+        select_sel($mask, rate, $p.rate, &mut $t.rate_selector, &mut $t.rate);
+        let (selector, value) = (&mut $t.packet_life_time_selector, &mut $t.packet_life_time);
+        select_sel($mask, life, $p.pkt_life, selector, value);
+    };
+}
+
+/// Sets a selector and its 6-bit value from C's option byte (selector in bits 7:6; 0 is not
+/// given), and their ComponentMask `bits`.
+fn select_sel<T: From<u8>>(
+    mask: &mut u64,
+    bits: u64,
+    byte: u8,
+    selector: &mut ibmad::types::Selector,
+    value: &mut T,
+) {
+    if byte != 0 {
+        *selector = ibmad::types::Selector::from(byte >> 6);
+        *value = T::from(byte & 0x3f);
+        *mask |= bits;
+    }
 }
 
 fn run(o: &Options) -> Result<(), Exit> {
@@ -995,18 +1097,14 @@ fn dispatch(
                 )?;
                 out.text(&format!("{}{title}\n", if i == 0 { "" } else { "\n" }));
                 for r in &recs {
-                    let mut d = Record::new("PortInfoRecord", "PortInfoRecord dump:");
-                    let w = 24;
-                    let (t, v) = dec(r.endport_lid);
-                    d.field(w, "EndPortLid", t, v);
-                    let (t, v) = dec(r.port_num);
-                    d.field(w, "PortNum", t, v);
-                    let (t, v) = dec(r.port_info.lid);
-                    d.field(w, "base_lid", t, v);
-                    let (t, v) = dec(r.port_info.master_sm_lid);
-                    d.field(w, "master_sm_base_lid", t, v);
-                    let (t, v) = hex(r.port_info.capability_mask);
-                    d.field(w, "capability_mask", t, v);
+                    let mut d = Record::new("PortInfoRecord", "PortInfoRecord dump:", 24);
+                    d.fields([
+                        ("EndPortLid", dec(r.endport_lid)),
+                        ("PortNum", dec(r.port_num)),
+                        ("base_lid", dec(r.port_info.lid)),
+                        ("master_sm_base_lid", dec(r.port_info.master_sm_lid)),
+                        ("capability_mask", hex(r.port_info.capability_mask)),
+                    ]);
                     d.fields.insert(
                         "section".into(),
                         json!(if i == 0 { "IsSM" } else { "IsSMdisabled" }),
@@ -1042,19 +1140,16 @@ fn dispatch(
                         }
                     }
                     None => {
-                        let mut d = Record::new("MCMemberRecord", "MCMemberRecord member dump:");
-                        let w = 24;
-                        let (t, v) = gid(&r.mgid);
-                        d.field(w, "MGID", t, v);
-                        let (t, v) = hex(r.mlid);
-                        d.field(w, "Mlid", t, v);
-                        let (t, v) = gid(&r.port_gid);
-                        d.field(w, "PortGid", t, v);
-                        let (t, v) = hex(r.scope << 4 | r.join_state);
-                        d.field(w, "ScopeState", t, v);
-                        let (t, v) = hex(u8::from(r.proxy_join));
-                        d.field(w, "ProxyJoin", t, v);
-                        d.field(w, "NodeDescription", name.clone(), json!(name));
+                        let mut d =
+                            Record::new("MCMemberRecord", "MCMemberRecord member dump:", 24);
+                        d.fields([
+                            ("MGID", gid(&r.mgid)),
+                            ("Mlid", hex(r.mlid)),
+                            ("PortGid", gid(&r.port_gid)),
+                            ("ScopeState", hex(r.scope << 4 | r.join_state)),
+                            ("ProxyJoin", hex(u8::from(r.proxy_join))),
+                            ("NodeDescription", text(name)),
+                        ]);
                         out.record(d);
                     }
                 }
@@ -1066,38 +1161,21 @@ fn dispatch(
     match o.query.unwrap_or(Query::Node) {
         Query::ClassPortInfo => out.record(dump_class_port_info(&p.cpi)),
         Query::Node => {
-            let mut t = NodeRecord::default();
-            let mut mask = 0;
-            if let Some(a) = args.first() {
-                t.lid = parse_lid_and_ports(sa, a)?.0;
-                if t.lid != 0 {
-                    mask |= sa::node_record::comp::LID;
-                }
-            }
-            for r in sa.table(&t, mask)? {
+            let records = sa.table_by(args.first(), |l, t: &mut NodeRecord, m| {
+                select(m, sa::node_record::comp::LID, l.lid(), &mut t.lid);
+            })?;
+            for r in records {
                 out.record(dump_node_record(&r, map));
             }
         }
         Query::PortInfo => {
-            let mut t = PortInfoRecord::default();
-            let mut mask = 0;
             use sa::port_info_record::comp;
-            if let Some(a) = args.first() {
-                let (lid, port, options) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.endport_lid = lid;
-                    mask |= comp::ENDPORT_LID;
-                }
-                if let Some(pn) = port.filter(|&v| v as i8 != -1) {
-                    t.port_num = pn as u8;
-                    mask |= comp::PORT_NUM;
-                }
-                if let Some(op) = options.filter(|&v| v as i8 != -1) {
-                    t.options = op as u8;
-                    mask |= comp::OPTIONS;
-                }
-            }
-            for r in sa.table(&t, mask)? {
+            let records = sa.table_by(args.first(), |l, t: &mut PortInfoRecord, m| {
+                select(m, comp::ENDPORT_LID, l.lid(), &mut t.endport_lid);
+                select(m, comp::PORT_NUM, l.byte(0), &mut t.port_num);
+                select(m, comp::OPTIONS, l.byte(1), &mut t.options);
+            })?;
+            for r in records {
                 out.record(dump_one_portinfo_record(&r, o.common.show_keys));
             }
         }
@@ -1118,29 +1196,19 @@ fn dispatch(
             }
         }
         Query::SmInfo => {
-            let mut t = SmInfoRecord::default();
-            let mut mask = 0;
-            if let Some(a) = args.first() {
-                t.lid = parse_lid_and_ports(sa, a)?.0;
-                if t.lid != 0 {
-                    mask |= sa::sm_info_record::comp::LID;
-                }
-            }
-            for r in sa.table(&t, mask)? {
+            let records = sa.table_by(args.first(), |l, t: &mut SmInfoRecord, m| {
+                select(m, sa::sm_info_record::comp::LID, l.lid(), &mut t.lid);
+            })?;
+            for r in records {
                 out.record(dump_sm_info_record(&r));
             }
         }
         Query::SwitchInfo => {
-            let mut t = SwitchInfoRecord::default();
-            let mut mask = 0;
-            if let Some(a) = args.first() {
-                t.lid = parse_lid_and_ports(sa, a)?.0;
-                if t.lid != 0 {
-                    mask |= sa::switch_info_record::comp::LID;
-                }
-            }
             let mcast_top = p.cpi.capability_mask2 & CAP_MASK2_IS_MCAST_TOP_SUP != 0;
-            for r in sa.table(&t, mask)? {
+            let records = sa.table_by(args.first(), |l, t: &mut SwitchInfoRecord, m| {
+                select(m, sa::switch_info_record::comp::LID, l.lid(), &mut t.lid);
+            })?;
+            for r in records {
                 out.record(dump_switch_info_record(&r, mcast_top));
             }
         }
@@ -1158,105 +1226,60 @@ fn dispatch(
             }
         }
         Query::Link => {
+            let (from, to) = (
+                LidParts::parse(sa, args.first())?,
+                LidParts::parse(sa, args.get(1))?,
+            );
             let mut t = LinkRecord::default();
             let mut mask = 0;
             use sa::link_record::comp;
-            if let Some(a) = args.first() {
-                let (lid, port, _) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.from_lid = lid;
-                    mask |= comp::FROM_LID;
-                }
-                if let Some(pn) = port.filter(|&v| v as i8 != -1) {
-                    t.from_port = pn as u8;
-                    mask |= comp::FROM_PORT;
-                }
-            }
-            if let Some(a) = args.get(1) {
-                let (lid, port, _) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.to_lid = lid;
-                    mask |= comp::TO_LID;
-                }
-                if let Some(pn) = port.filter(|&v| v as i8 != -1) {
-                    t.to_port = pn as u8;
-                    mask |= comp::TO_PORT;
-                }
-            }
+            select(&mut mask, comp::FROM_LID, from.lid(), &mut t.from_lid);
+            select(&mut mask, comp::FROM_PORT, from.byte(0), &mut t.from_port);
+            select(&mut mask, comp::TO_LID, to.lid(), &mut t.to_lid);
+            select(&mut mask, comp::TO_PORT, to.byte(0), &mut t.to_port);
             for r in sa.table(&t, mask)? {
-                let mut d = Record::new("LinkRecord", "LinkRecord dump:");
-                let w = 27;
-                let (tx, v) = dec(r.from_lid);
-                d.field(w, "FromLID", tx, v);
-                let (tx, v) = dec(r.from_port);
-                d.field(w, "FromPort", tx, v);
-                let (tx, v) = dec(r.to_port);
-                d.field(w, "ToPort", tx, v);
-                let (tx, v) = dec(r.to_lid);
-                d.field(w, "ToLID", tx, v);
+                let mut d = Record::new("LinkRecord", "LinkRecord dump:", 27);
+                d.fields([
+                    ("FromLID", dec(r.from_lid)),
+                    ("FromPort", dec(r.from_port)),
+                    ("ToPort", dec(r.to_port)),
+                    ("ToLID", dec(r.to_lid)),
+                ]);
                 out.record(d);
             }
         }
         Query::GuidInfo => {
-            let mut t = GuidInfoRecord::default();
-            let mut mask = 0;
             use sa::guid_info_record::comp;
-            if let Some(a) = args.first() {
-                let (lid, block, _) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.lid = lid;
-                    mask |= comp::LID;
-                }
-                if let Some(b) = block.filter(|&v| v as i8 != -1) {
-                    t.block_num = b as u8;
-                    mask |= comp::BLOCK_NUM;
-                }
-            }
-            for r in sa.table(&t, mask)? {
-                let mut d = Record::new("GUIDInfoRecord", "GUIDInfo Record dump:");
-                let w = 27;
-                let (tx, v) = dec(r.lid);
-                d.field(w, "LID", tx, v);
-                let (tx, v) = dec(r.block_num);
-                d.field(w, "Block", tx, v);
+            let records = sa.table_by(args.first(), |l, t: &mut GuidInfoRecord, m| {
+                select(m, comp::LID, l.lid(), &mut t.lid);
+                select(m, comp::BLOCK_NUM, l.byte(0), &mut t.block_num);
+            })?;
+            for r in records {
+                let mut d = Record::new("GUIDInfoRecord", "GUIDInfo Record dump:", 27);
+                d.fields([("LID", dec(r.lid)), ("Block", dec(r.block_num))]);
                 for (i, g) in r.guid_info.guids.iter().enumerate() {
-                    let (tx, v) = hex64(*g);
-                    d.field(w, &format!("GUID {i}"), tx, v);
+                    d.field(&format!("GUID {i}"), hex64(*g));
                 }
                 out.record(d);
             }
         }
         Query::PKeyTable => {
-            let mut t = PKeyTableRecord::default();
-            let mut mask = 0;
             use sa::pkey_table_record::comp;
-            if let Some(a) = args.first() {
-                let (lid, port, block) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.lid = lid;
-                    mask |= comp::LID;
-                }
-                if let Some(pn) = port.filter(|&v| v as i8 != -1) {
-                    t.port_num = pn as u8;
-                    mask |= comp::PORT_NUM;
-                }
-                if let Some(b) = block.filter(|&v| v as i16 != -1) {
-                    t.block_num = b as u16;
-                    mask |= comp::BLOCK_NUM;
-                }
-            }
-            for r in sa.table(&t, mask)? {
-                let mut d = Record::new("PKeyTableRecord", "PKeyTableRecord dump:");
-                let w = 27;
-                let (tx, v) = dec(r.lid);
-                d.field(w, "LID", tx, v);
-                let (tx, v) = dec(r.port_num);
-                d.field(w, "Port", tx, v);
+            let records = sa.table_by(args.first(), |l, t: &mut PKeyTableRecord, m| {
+                select(m, comp::LID, l.lid(), &mut t.lid);
+                select(m, comp::PORT_NUM, l.byte(0), &mut t.port_num);
+                select(m, comp::BLOCK_NUM, l.word(1), &mut t.block_num);
+            })?;
+            for r in records {
+                let mut d = Record::new("PKeyTableRecord", "PKeyTableRecord dump:", 27);
                 // C prints the BlockNum field as a native u16, not from network order
                 // (opensm fills it in host order): the same bytes, read as C reads them.
                 let block = u16::from_ne_bytes(r.block_num.to_be_bytes());
-                let (tx, v) = dec(block);
-                d.field(w, "Block", tx, v);
+                d.fields([
+                    ("LID", dec(r.lid)),
+                    ("Port", dec(r.port_num)),
+                    ("Block", dec(block)),
+                ]);
                 d.line("\t\tPKey Table:");
                 for row in r.pkey_table.pkeys.chunks(8) {
                     let cells: Vec<String> = row.iter().map(|k| format!("0x{k:04x}")).collect();
@@ -1269,27 +1292,14 @@ fn dispatch(
             }
         }
         Query::Lft => {
-            let mut t = LftRecord::default();
-            let mut mask = 0;
             use sa::lft_record::comp;
-            if let Some(a) = args.first() {
-                let (lid, block, _) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.lid = lid;
-                    mask |= comp::LID;
-                }
-                if let Some(b) = block.filter(|&v| v as i16 != -1) {
-                    t.block_num = b as u16;
-                    mask |= comp::BLOCK_NUM;
-                }
-            }
-            for r in sa.table(&t, mask)? {
-                let mut d = Record::new("LFTRecord", "LFT Record dump:");
-                let w = 27;
-                let (tx, v) = dec(r.lid);
-                d.field(w, "LID", tx, v);
-                let (tx, v) = dec(r.block_num);
-                d.field(w, "Block", tx, v);
+            let records = sa.table_by(args.first(), |l, t: &mut LftRecord, m| {
+                select(m, comp::LID, l.lid(), &mut t.lid);
+                select(m, comp::BLOCK_NUM, l.word(0), &mut t.block_num);
+            })?;
+            for r in records {
+                let mut d = Record::new("LFTRecord", "LFT Record dump:", 27);
+                d.fields([("LID", dec(r.lid)), ("Block", dec(r.block_num))]);
                 d.line("\t\tLFT:\n\t\tLID\tPort Number");
                 let ports = r.lft.ports;
                 for (i, port) in ports.iter().enumerate() {
@@ -1304,33 +1314,19 @@ fn dispatch(
             }
         }
         Query::Sl2Vl => {
-            let mut t = Sl2VlRecord::default();
-            let mut mask = 0;
             use sa::sl2vl_record::comp;
-            if let Some(a) = args.first() {
-                let (lid, inp, outp) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.lid = lid;
-                    mask |= comp::LID;
-                }
-                if let Some(v) = inp.filter(|&v| v as i8 != -1) {
-                    t.input_port = v as u8;
-                    mask |= comp::IN_PORT;
-                }
-                if let Some(v) = outp.filter(|&v| v as i8 != -1) {
-                    t.output_port = v as u8;
-                    mask |= comp::OUT_PORT;
-                }
-            }
-            for r in sa.table(&t, mask)? {
-                let mut d = Record::new("SL2VLTableRecord", "SL2VLTableRecord dump:");
-                let w = 27;
-                let (tx, v) = dec(r.lid);
-                d.field(w, "LID", tx, v);
-                let (tx, v) = dec(r.input_port);
-                d.field(w, "InPort", tx, v);
-                let (tx, v) = dec(r.output_port);
-                d.field(w, "OutPort", tx, v);
+            let records = sa.table_by(args.first(), |l, t: &mut Sl2VlRecord, m| {
+                select(m, comp::LID, l.lid(), &mut t.lid);
+                select(m, comp::IN_PORT, l.byte(0), &mut t.input_port);
+                select(m, comp::OUT_PORT, l.byte(1), &mut t.output_port);
+            })?;
+            for r in records {
+                let mut d = Record::new("SL2VLTableRecord", "SL2VLTableRecord dump:", 27);
+                d.fields([
+                    ("LID", dec(r.lid)),
+                    ("InPort", dec(r.input_port)),
+                    ("OutPort", dec(r.output_port)),
+                ]);
                 d.line("\t\tSL: 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|");
                 let vls: String = r.table.vls.iter().map(|v| format!("{v:2}|")).collect();
                 d.line(&format!("\t\tVL:{vls}"));
@@ -1339,33 +1335,19 @@ fn dispatch(
             }
         }
         Query::VlArb => {
-            let mut t = VlArbRecord::default();
-            let mut mask = 0;
             use sa::vl_arb_record::comp;
-            if let Some(a) = args.first() {
-                let (lid, port, block) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.lid = lid;
-                    mask |= comp::LID;
-                }
-                if let Some(v) = port.filter(|&v| v as i8 != -1) {
-                    t.output_port = v as u8;
-                    mask |= comp::OUT_PORT;
-                }
-                if let Some(v) = block.filter(|&v| v as i8 != -1) {
-                    t.block_num = v as u8;
-                    mask |= comp::BLOCK;
-                }
-            }
-            for r in sa.table(&t, mask)? {
-                let mut d = Record::new("VLArbitrationTableRecord", "VLArbTableRecord dump:");
-                let w = 27;
-                let (tx, v) = dec(r.lid);
-                d.field(w, "LID", tx, v);
-                let (tx, v) = dec(r.output_port);
-                d.field(w, "Port", tx, v);
-                let (tx, v) = dec(r.block_num);
-                d.field(w, "Block", tx, v);
+            let records = sa.table_by(args.first(), |l, t: &mut VlArbRecord, m| {
+                select(m, comp::LID, l.lid(), &mut t.lid);
+                select(m, comp::OUT_PORT, l.byte(0), &mut t.output_port);
+                select(m, comp::BLOCK, l.byte(1), &mut t.block_num);
+            })?;
+            for r in records {
+                let mut d = Record::new("VLArbitrationTableRecord", "VLArbTableRecord dump:", 27);
+                d.fields([
+                    ("LID", dec(r.lid)),
+                    ("Port", dec(r.output_port)),
+                    ("Block", dec(r.block_num)),
+                ]);
                 // C prints the whole VL byte (the reserved bits too) and the weight.
                 let vl = |e: &ibmad::attr::VlArbEntry| (e.reserved & 0xf) << 4 | (e.vl & 0xf);
                 for half in r.table.entries.chunks(16) {
@@ -1391,34 +1373,29 @@ fn dispatch(
             }
         }
         Query::Mft => {
-            let mut t = MftRecord::default();
-            let mut mask = 0;
             use sa::mft_record::comp;
-            if let Some(a) = args.first() {
-                let (lid, position, block) = parse_lid_and_ports(sa, a)?;
-                if lid != 0 {
-                    t.lid = lid;
-                    mask |= comp::LID;
-                }
-                if let Some(v) = block.filter(|&v| v as i16 != -1) {
-                    t.block_num = v as u16 & 0x1ff;
-                    mask |= comp::BLOCK;
-                }
-                if let Some(v) = position.filter(|&v| v as i8 != -1) {
-                    // C shifts the byte into bits 15:12; bits above 15 are lost.
-                    t.position = (v as u8) & 0xf;
-                    mask |= comp::POSITION;
-                }
-            }
-            for r in sa.table(&t, mask)? {
-                let mut d = Record::new("MFTRecord", "MFT Record dump:");
-                let w = 27;
-                let (tx, v) = dec(r.lid);
-                d.field(w, "LID", tx, v);
-                let (tx, v) = dec(r.position);
-                d.field(w, "Position", tx, v);
-                let (tx, v) = dec(r.block_num);
-                d.field(w, "Block", tx, v);
+            let records = sa.table_by(args.first(), |l, t: &mut MftRecord, m| {
+                select(m, comp::LID, l.lid(), &mut t.lid);
+                select(
+                    m,
+                    comp::BLOCK,
+                    l.word(1).map(|v| v & 0x1ff),
+                    &mut t.block_num,
+                );
+                select(
+                    m,
+                    comp::POSITION,
+                    l.byte(0).map(|v| v & 0xf),
+                    &mut t.position,
+                );
+            })?;
+            for r in records {
+                let mut d = Record::new("MFTRecord", "MFT Record dump:", 27);
+                d.fields([
+                    ("LID", dec(r.lid)),
+                    ("Position", dec(r.position)),
+                    ("Block", dec(r.block_num)),
+                ]);
                 d.line("\t\tMFT:\n\t\tMLID\tPort Mask");
                 let base = 0xc000 + u32::from(r.block_num) * 32;
                 for (i, m) in r.mft.port_masks.iter().enumerate() {
@@ -1515,41 +1492,28 @@ fn print_node_record(how: NodeDesc, nr: &NodeRecord, map: Option<&NodeNameMap>, 
 
 fn dump_node_record(nr: &NodeRecord, map: Option<&NodeNameMap>) -> Record {
     let ni = &nr.node_info;
-    let mut d = Record::new("NodeRecord", "NodeRecord dump:");
-    let w = 24;
-    let (t, v) = dec(nr.lid);
-    d.field(w, "lid", t, v);
-    let (t, v) = hex(nr.reserved);
-    d.field(w, "reserved", t, v);
-    let (t, v) = hex(ni.base_version);
-    d.field(w, "base_version", t, v);
-    let (t, v) = hex(ni.class_version);
-    d.field(w, "class_version", t, v);
     let ty = match ni.node_type {
         NodeType::ChannelAdapter | NodeType::Switch | NodeType::Router => ni.node_type.to_string(),
         NodeType::Unknown(_) => "UNKNOWN".to_string(),
     };
-    d.field(w, "node_type", ty.clone(), json!(ty));
-    let (t, v) = dec(ni.num_ports);
-    d.field(w, "num_ports", t, v);
-    let (t, v) = hex64(ni.system_image_guid);
-    d.field(w, "sys_guid", t, v);
-    let (t, v) = hex64(ni.node_guid);
-    d.field(w, "node_guid", t, v);
-    let (t, v) = hex64(ni.port_guid);
-    d.field(w, "port_guid", t, v);
-    let (t, v) = hex(ni.partition_cap);
-    d.field(w, "partition_cap", t, v);
-    let (t, v) = hex(ni.device_id);
-    d.field(w, "device_id", t, v);
-    let (t, v) = hex(ni.revision);
-    d.field(w, "revision", t, v);
-    let (t, v) = dec(ni.local_port_num);
-    d.field(w, "port_num", t, v);
-    let (t, v) = hex(ni.vendor_id);
-    d.field(w, "vendor_id", t, v);
-    let name = node_name(map, nr);
-    d.field(w, "NodeDescription", name.clone(), json!(name));
+    let mut d = Record::new("NodeRecord", "NodeRecord dump:", 24);
+    d.fields([
+        ("lid", dec(nr.lid)),
+        ("reserved", hex(nr.reserved)),
+        ("base_version", hex(ni.base_version)),
+        ("class_version", hex(ni.class_version)),
+        ("node_type", text(ty)),
+        ("num_ports", dec(ni.num_ports)),
+        ("sys_guid", hex64(ni.system_image_guid)),
+        ("node_guid", hex64(ni.node_guid)),
+        ("port_guid", hex64(ni.port_guid)),
+        ("partition_cap", hex(ni.partition_cap)),
+        ("device_id", hex(ni.device_id)),
+        ("revision", hex(ni.revision)),
+        ("port_num", dec(ni.local_port_num)),
+        ("vendor_id", hex(ni.vendor_id)),
+        ("NodeDescription", text(node_name(map, nr))),
+    ]);
     d
 }
 
@@ -1558,14 +1522,13 @@ fn dump_node_record(nr: &NodeRecord, map: Option<&NodeNameMap>) -> Record {
 /// M_Key hidden unless `-K`).
 fn dump_one_portinfo_record(r: &PortInfoRecord, show_keys: bool) -> Record {
     use ibmad::dump;
-    let mut d = Record::new("PortInfoRecord", "PortInfoRecord dump:");
-    let w = 24;
+    let mut d = Record::new("PortInfoRecord", "PortInfoRecord dump:", 24);
     d.line("\tRID");
-    let (t, v) = dec(r.endport_lid);
-    d.field(w, "EndPortLid", t, v);
-    let (t, v) = dec(r.port_num);
-    d.field(w, "PortNum", t, v);
-    d.field(w, "Options", format!("0x{:x}", r.options), json!(r.options));
+    d.fields([
+        ("EndPortLid", dec(r.endport_lid)),
+        ("PortNum", dec(r.port_num)),
+        ("Options", (format!("0x{:x}", r.options), json!(r.options))),
+    ]);
     d.line("\tPortInfo dump:");
     let mut raw = [0u8; ibmad::PortInfo::LEN];
     r.port_info.emit(&mut raw);
@@ -1591,70 +1554,31 @@ fn dump_one_portinfo_record(r: &PortInfoRecord, show_keys: bool) -> Record {
 }
 
 fn dump_class_port_info(c: &ClassPortInfo) -> Record {
-    let mut d = Record::new("ClassPortInfo", "SA ClassPortInfo:");
-    let w = 25;
-    let (t, v) = dec(c.base_version);
-    d.field(w, "Base version", t, v);
-    let (t, v) = dec(c.class_version);
-    d.field(w, "Class version", t, v);
-    d.field(
-        w,
-        "Capability mask",
-        format!("0x{:04X}", c.capability_mask),
-        json!(c.capability_mask),
-    );
-    d.field(
-        w,
-        "Capability mask 2",
-        format!("0x{:08X}", c.capability_mask2),
-        json!(c.capability_mask2),
-    );
-    d.field(
-        w,
-        "Response time value",
-        format!("0x{:02X}", c.resp_time_value),
-        json!(c.resp_time_value),
-    );
-    let (t, v) = gid(&c.redirect_gid);
-    d.field(w, "Redirect GID", t, v);
-    let tsf = u32::from(c.redirect_tc) << 24 | u32::from(c.redirect_sl) << 20 | c.redirect_fl;
-    d.field(w, "Redirect TC/SL/FL", format!("0x{tsf:08X}"), json!(tsf));
-    let (t, v) = dec(c.redirect_lid);
-    d.field(w, "Redirect LID", t, v);
-    d.field(
-        w,
-        "Redirect PKey",
-        format!("0x{:04X}", c.redirect_pkey),
-        json!(c.redirect_pkey),
-    );
+    let redirect_tsf =
+        u32::from(c.redirect_tc) << 24 | u32::from(c.redirect_sl) << 20 | c.redirect_fl;
     let qp = u32::from(c.reserved_32) << 24 | c.redirect_qp;
-    d.field(w, "Redirect QP", format!("0x{qp:08X}"), json!(qp));
-    d.field(
-        w,
-        "Redirect QKey",
-        format!("0x{:08X}", c.redirect_qkey),
-        json!(c.redirect_qkey),
-    );
-    let (t, v) = gid(&c.trap_gid);
-    d.field(w, "Trap GID", t, v);
-    let tsf = u32::from(c.trap_tc) << 24 | u32::from(c.trap_sl) << 20 | c.trap_fl;
-    d.field(w, "Trap TC/SL/FL", format!("0x{tsf:08X}"), json!(tsf));
-    let (t, v) = dec(c.trap_lid);
-    d.field(w, "Trap LID", t, v);
-    d.field(
-        w,
-        "Trap PKey",
-        format!("0x{:04X}", c.trap_pkey),
-        json!(c.trap_pkey),
-    );
+    let trap_tsf = u32::from(c.trap_tc) << 24 | u32::from(c.trap_sl) << 20 | c.trap_fl;
     let hq = u32::from(c.trap_hl) << 24 | c.trap_qp;
-    d.field(w, "Trap HL/QP", format!("0x{hq:08X}"), json!(hq));
-    d.field(
-        w,
-        "Trap QKey",
-        format!("0x{:08X}", c.trap_qkey),
-        json!(c.trap_qkey),
-    );
+    let mut d = Record::new("ClassPortInfo", "SA ClassPortInfo:", 25);
+    d.fields([
+        ("Base version", dec(c.base_version)),
+        ("Class version", dec(c.class_version)),
+        ("Capability mask", hexw(c.capability_mask, 4)),
+        ("Capability mask 2", hexw(c.capability_mask2, 8)),
+        ("Response time value", hexw(c.resp_time_value, 2)),
+        ("Redirect GID", gid(&c.redirect_gid)),
+        ("Redirect TC/SL/FL", hexw(redirect_tsf, 8)),
+        ("Redirect LID", dec(c.redirect_lid)),
+        ("Redirect PKey", hexw(c.redirect_pkey, 4)),
+        ("Redirect QP", hexw(qp, 8)),
+        ("Redirect QKey", hexw(c.redirect_qkey, 8)),
+        ("Trap GID", gid(&c.trap_gid)),
+        ("Trap TC/SL/FL", hexw(trap_tsf, 8)),
+        ("Trap LID", dec(c.trap_lid)),
+        ("Trap PKey", hexw(c.trap_pkey, 4)),
+        ("Trap HL/QP", hexw(hq, 8)),
+        ("Trap QKey", hexw(c.trap_qkey, 8)),
+    ]);
     d
 }
 
@@ -1663,26 +1587,16 @@ fn path_template(p: &Params) -> (PathRecord, u64) {
     use sa::path_record::comp;
     let mut t = PathRecord::default();
     let mut mask = 0;
-    if p.service_id != 0 {
-        t.service_id = p.service_id;
-        mask |= comp::SERVICE_ID;
-    }
-    if p.sgid != Gid::default() {
-        t.sgid = p.sgid;
-        mask |= comp::SGID;
-    }
-    if p.dgid != Gid::default() {
-        t.dgid = p.dgid;
-        mask |= comp::DGID;
-    }
-    if p.slid != 0 {
-        t.slid = p.slid;
-        mask |= comp::SLID;
-    }
-    if p.dlid != 0 {
-        t.dlid = p.dlid;
-        mask |= comp::DLID;
-    }
+    select(
+        &mut mask,
+        comp::SERVICE_ID,
+        nonzero(p.service_id),
+        &mut t.service_id,
+    );
+    select(&mut mask, comp::SGID, nonzero(p.sgid), &mut t.sgid);
+    select(&mut mask, comp::DGID, nonzero(p.dgid), &mut t.dgid);
+    select(&mut mask, comp::SLID, nonzero(p.slid), &mut t.slid);
+    select(&mut mask, comp::DLID, nonzero(p.dlid), &mut t.dlid);
     // C stores the hop limit as the whole 32-bit word, then ORs the flow label in.
     let mut raw: u32 = 0;
     if let Some(h) = p.hop_limit.filter(|&h| h as i32 != -1) {
@@ -1697,10 +1611,7 @@ fn path_template(p: &Params) -> (PathRecord, u64) {
     t.reserved_44 = ((raw >> 28) & 7) as u8;
     t.flow_label = (raw >> 8) & 0xf_ffff;
     t.hop_limit = raw as u8;
-    if p.tclass != 0 {
-        t.tclass = p.tclass;
-        mask |= comp::TCLASS;
-    }
+    select(&mut mask, comp::TCLASS, nonzero(p.tclass), &mut t.tclass);
     let mut reversible = 0u8;
     if let Some(r) = p.reversible.filter(|&r| r as i8 != -1) {
         reversible = r as u8;
@@ -1714,10 +1625,7 @@ fn path_template(p: &Params) -> (PathRecord, u64) {
     num_path |= reversible << 7;
     t.reversible = num_path >> 7 != 0;
     t.numb_path = num_path & 0x7f;
-    if p.pkey != 0 {
-        t.p_key = p.pkey;
-        mask |= comp::P_KEY;
-    }
+    select(&mut mask, comp::P_KEY, nonzero(p.pkey), &mut t.p_key);
     let mut qos_sl: u16 = 0;
     if let Some(sl) = p.sl.filter(|&s| s as i16 != -1) {
         qos_sl = sl as u16;
@@ -1732,25 +1640,7 @@ fn path_template(p: &Params) -> (PathRecord, u64) {
     qos_sl = (qos_sl & 0xf) | (qos_class << 4);
     t.qos_class = qos_sl >> 4;
     t.sl = (qos_sl & 0xf) as u8;
-    let sel = |v: u8| (ibmad::types::Selector::from(v >> 6), v & 0x3f);
-    if p.mtu != 0 {
-        let (s, m) = sel(p.mtu);
-        t.mtu_selector = s;
-        t.mtu = ibmad::types::Mtu::from(m);
-        mask |= comp::MTU_SELECTOR | comp::MTU;
-    }
-    if p.rate != 0 {
-        let (s, r) = sel(p.rate);
-        t.rate_selector = s;
-        t.rate = ibmad::types::Rate::from(r);
-        mask |= comp::RATE_SELECTOR | comp::RATE;
-    }
-    if p.pkt_life != 0 {
-        let (s, l) = sel(p.pkt_life);
-        t.packet_life_time_selector = s;
-        t.packet_life_time = l;
-        mask |= comp::PACKET_LIFE_TIME_SELECTOR | comp::PACKET_LIFE_TIME;
-    }
+    select_selectors!(&mut mask, t, p);
     (t, mask)
 }
 
@@ -1760,44 +1650,36 @@ fn sel_byte(s: ibmad::types::Selector, v: u8) -> u8 {
 }
 
 fn dump_path_record(r: &PathRecord) -> Record {
-    let mut d = Record::new("PathRecord", "PathRecord dump:");
-    let w = 24;
-    let (t, v) = hex64(r.service_id);
-    d.field(w, "service_id", t, v);
-    let (t, v) = gid(&r.dgid);
-    d.field(w, "dgid", t, v);
-    let (t, v) = gid(&r.sgid);
-    d.field(w, "sgid", t, v);
-    let (t, v) = dec(r.dlid);
-    d.field(w, "dlid", t, v);
-    let (t, v) = dec(r.slid);
-    d.field(w, "slid", t, v);
     let raw = u32::from(r.raw_traffic) << 31
         | u32::from(r.reserved_44 & 7) << 28
         | (r.flow_label & 0xf_ffff) << 8
         | u32::from(r.hop_limit);
-    let (t, v) = hex(raw);
-    d.field(w, "hop_flow_raw", t, v);
-    let (t, v) = hex(r.tclass);
-    d.field(w, "tclass", t, v);
-    let (t, v) = hex(u8::from(r.reversible) << 7 | (r.numb_path & 0x7f));
-    d.field(w, "num_path_revers", t, v);
-    let (t, v) = hex(r.p_key);
-    d.field(w, "pkey", t, v);
-    let (t, v) = hex(r.qos_class);
-    d.field(w, "qos_class", t, v);
-    let (t, v) = hex(r.sl);
-    d.field(w, "sl", t, v);
-    let (t, v) = hex(sel_byte(r.mtu_selector, u8::from(r.mtu)));
-    d.field(w, "mtu", t, v);
-    let (t, v) = hex(sel_byte(r.rate_selector, u8::from(r.rate)));
-    d.field(w, "rate", t, v);
-    let (t, v) = hex(sel_byte(r.packet_life_time_selector, r.packet_life_time));
-    d.field(w, "pkt_life", t, v);
-    let (t, v) = hex(r.preference);
-    d.field(w, "preference", t, v);
     let resv: String = r.reserved_58.iter().map(|b| format!("{b:02X}")).collect();
-    d.field(w, "resv2", format!("0x{resv}"), json!(format!("0x{resv}")));
+    let mut d = Record::new("PathRecord", "PathRecord dump:", 24);
+    d.fields([
+        ("service_id", hex64(r.service_id)),
+        ("dgid", gid(&r.dgid)),
+        ("sgid", gid(&r.sgid)),
+        ("dlid", dec(r.dlid)),
+        ("slid", dec(r.slid)),
+        ("hop_flow_raw", hex(raw)),
+        ("tclass", hex(r.tclass)),
+        (
+            "num_path_revers",
+            hex(u8::from(r.reversible) << 7 | (r.numb_path & 0x7f)),
+        ),
+        ("pkey", hex(r.p_key)),
+        ("qos_class", hex(r.qos_class)),
+        ("sl", hex(r.sl)),
+        ("mtu", hex(sel_byte(r.mtu_selector, u8::from(r.mtu)))),
+        ("rate", hex(sel_byte(r.rate_selector, u8::from(r.rate)))),
+        (
+            "pkt_life",
+            hex(sel_byte(r.packet_life_time_selector, r.packet_life_time)),
+        ),
+        ("preference", hex(r.preference)),
+        ("resv2", text(format!("0x{resv}"))),
+    ]);
     d
 }
 
@@ -1806,49 +1688,13 @@ fn mcmember_template(p: &Params) -> (McMemberRecord, u64) {
     use sa::mc_member_record::comp;
     let mut t = McMemberRecord::default();
     let mut mask = 0;
-    if p.mgid != Gid::default() {
-        t.mgid = p.mgid;
-        mask |= comp::MGID;
-    }
-    if p.gid != Gid::default() {
-        t.port_gid = p.gid;
-        mask |= comp::PORT_GID;
-    }
-    if p.mlid != 0 {
-        t.mlid = p.mlid;
-        mask |= comp::MLID;
-    }
-    if p.qkey != 0 {
-        t.q_key = p.qkey;
-        mask |= comp::Q_KEY;
-    }
-    let sel = |v: u8| (ibmad::types::Selector::from(v >> 6), v & 0x3f);
-    if p.mtu != 0 {
-        let (s, m) = sel(p.mtu);
-        t.mtu_selector = s;
-        t.mtu = ibmad::types::Mtu::from(m);
-        mask |= comp::MTU_SELECTOR | comp::MTU;
-    }
-    if p.rate != 0 {
-        let (s, r) = sel(p.rate);
-        t.rate_selector = s;
-        t.rate = ibmad::types::Rate::from(r);
-        mask |= comp::RATE_SELECTOR | comp::RATE;
-    }
-    if p.pkt_life != 0 {
-        let (s, l) = sel(p.pkt_life);
-        t.packet_life_time_selector = s;
-        t.packet_life_time = l;
-        mask |= comp::PACKET_LIFE_TIME_SELECTOR | comp::PACKET_LIFE_TIME;
-    }
-    if p.tclass != 0 {
-        t.tclass = p.tclass;
-        mask |= comp::TCLASS;
-    }
-    if p.pkey != 0 {
-        t.p_key = p.pkey;
-        mask |= comp::P_KEY;
-    }
+    select(&mut mask, comp::MGID, nonzero(p.mgid), &mut t.mgid);
+    select(&mut mask, comp::PORT_GID, nonzero(p.gid), &mut t.port_gid);
+    select(&mut mask, comp::MLID, nonzero(p.mlid), &mut t.mlid);
+    select(&mut mask, comp::Q_KEY, nonzero(p.qkey), &mut t.q_key);
+    select_selectors!(&mut mask, t, p);
+    select(&mut mask, comp::TCLASS, nonzero(p.tclass), &mut t.tclass);
+    select(&mut mask, comp::P_KEY, nonzero(p.pkey), &mut t.p_key);
     if let Some(sl) = p.sl.filter(|&s| s as i8 != -1) {
         t.sl = sl as u8 & 0xf;
         mask |= comp::SL;
@@ -1877,223 +1723,183 @@ fn mcmember_template(p: &Params) -> (McMemberRecord, u64) {
 }
 
 fn dump_one_mcmember_record(r: &McMemberRecord) -> Record {
-    let mut d = Record::new("MCMemberRecord", "MCMember Record dump:");
-    let w = 24;
-    let (t, v) = gid(&r.mgid);
-    d.field(w, "MGID", t, v);
-    let (t, v) = gid(&r.port_gid);
-    d.field(w, "PortGid", t, v);
+    let mut d = Record::new("MCMemberRecord", "MCMember Record dump:", 24);
+    d.fields([("MGID", gid(&r.mgid)), ("PortGid", gid(&r.port_gid))]);
     let lower = |(t, v): (String, Value)| (t.to_lowercase().replace("0X", "0x"), v);
-    let (t, v) = lower(hex(r.q_key));
-    d.field(w, "qkey", t, v);
-    let (t, v) = lower(hex(r.mlid));
-    d.field(w, "mlid", t, v);
-    let (t, v) = lower(hex(sel_byte(r.mtu_selector, u8::from(r.mtu))));
-    d.field(w, "mtu", t, v);
-    let (t, v) = lower(hex(r.tclass));
-    d.field(w, "TClass", t, v);
-    let (t, v) = lower(hex(r.p_key));
-    d.field(w, "pkey", t, v);
-    let (t, v) = lower(hex(sel_byte(r.rate_selector, u8::from(r.rate))));
-    d.field(w, "rate", t, v);
-    let (t, v) = lower(hex(sel_byte(
-        r.packet_life_time_selector,
-        r.packet_life_time,
-    )));
-    d.field(w, "pkt_life", t, v);
-    let (t, v) = lower(hex(r.sl));
-    d.field(w, "SL", t, v);
-    let (t, v) = lower(hex(r.flow_label));
-    d.field(w, "FlowLabel", t, v);
-    let (t, v) = lower(hex(r.hop_limit));
-    d.field(w, "HopLimit", t, v);
-    let (t, v) = lower(hex(r.scope));
-    d.field(w, "Scope", t, v);
-    let (t, v) = lower(hex(r.join_state));
-    d.field(w, "JoinState", t, v);
+    d.fields([
+        ("qkey", lower(hex(r.q_key))),
+        ("mlid", lower(hex(r.mlid))),
+        ("mtu", lower(hex(sel_byte(r.mtu_selector, u8::from(r.mtu))))),
+        ("TClass", lower(hex(r.tclass))),
+        ("pkey", lower(hex(r.p_key))),
+        (
+            "rate",
+            lower(hex(sel_byte(r.rate_selector, u8::from(r.rate)))),
+        ),
+        (
+            "pkt_life",
+            lower(hex(sel_byte(
+                r.packet_life_time_selector,
+                r.packet_life_time,
+            ))),
+        ),
+        ("SL", lower(hex(r.sl))),
+        ("FlowLabel", lower(hex(r.flow_label))),
+        ("HopLimit", lower(hex(r.hop_limit))),
+        ("Scope", lower(hex(r.scope))),
+        ("JoinState", lower(hex(r.join_state))),
+    ]);
     // C prints the whole ProxyJoin byte (bit 7 and the reserved bits).
-    let (t, v) = lower(hex(u8::from(r.proxy_join) << 7 | (r.reserved_49 & 0x7f)));
-    d.field(w, "ProxyJoin", t, v);
+    d.field(
+        "ProxyJoin",
+        lower(hex(u8::from(r.proxy_join) << 7 | (r.reserved_49 & 0x7f))),
+    );
     d
 }
 
 fn dump_multicast_group_record(r: &McMemberRecord) -> Record {
-    let mut d = Record::new("MCMemberRecord", "MCMemberRecord group dump:");
-    let w = 24;
-    let (t, v) = gid(&r.mgid);
-    d.field(w, "MGID", t, v);
-    let (t, v) = hex(r.mlid);
-    d.field(w, "Mlid", t, v);
-    let (t, v) = hex(sel_byte(r.mtu_selector, u8::from(r.mtu)));
-    d.field(w, "Mtu", t, v);
-    let (t, v) = hex(r.p_key);
-    d.field(w, "pkey", t, v);
-    let (t, v) = hex(sel_byte(r.rate_selector, u8::from(r.rate)));
-    d.field(w, "Rate", t, v);
-    let (t, v) = hex(r.sl);
-    d.field(w, "SL", t, v);
+    let mut d = Record::new("MCMemberRecord", "MCMemberRecord group dump:", 24);
+    d.fields([
+        ("MGID", gid(&r.mgid)),
+        ("Mlid", hex(r.mlid)),
+        ("Mtu", hex(sel_byte(r.mtu_selector, u8::from(r.mtu)))),
+        ("pkey", hex(r.p_key)),
+        ("Rate", hex(sel_byte(r.rate_selector, u8::from(r.rate)))),
+        ("SL", hex(r.sl)),
+    ]);
     d
 }
 
 fn dump_service_record(r: &ServiceRecord, show_keys: bool) -> Record {
-    let mut d = Record::new("ServiceRecord", "ServiceRecord dump:");
-    let w = 24;
-    let (t, v) = hex64(r.service_id);
-    d.field(w, "ServiceID", t, v);
-    let (t, v) = gid(&r.service_gid);
-    d.field(w, "ServiceGID", t, v);
-    let (t, v) = hex(r.service_p_key);
-    d.field(w, "ServiceP_Key", t, v);
-    let (t, v) = hex(r.service_lease);
-    d.field(w, "ServiceLease", t, v);
+    let mut d = Record::new("ServiceRecord", "ServiceRecord dump:", 24);
+    d.fields([
+        ("ServiceID", hex64(r.service_id)),
+        ("ServiceGID", gid(&r.service_gid)),
+        ("ServiceP_Key", hex(r.service_p_key)),
+        ("ServiceLease", hex(r.service_lease)),
+    ]);
     let key: String = r.service_key.iter().map(|b| format!("{b:02x}")).collect();
     let key = if show_keys {
         format!("0x{key}")
     } else {
         NOT_DISPLAYED.to_string()
     };
-    d.field(w, "ServiceKey", key.clone(), json!(key));
+    d.field("ServiceKey", text(key));
     let end = r.service_name.iter().position(|&b| b == 0).unwrap_or(64);
     let name = String::from_utf8_lossy(&r.service_name[..end]).into_owned();
-    d.field(w, "ServiceName", name.clone(), json!(name));
+    d.field("ServiceName", text(name));
     for (i, b) in r.service_data8.iter().enumerate() {
-        let (t, v) = hex(*b);
-        d.field(w, &format!("ServiceData8.{}", i + 1), t, v);
+        d.field(&format!("ServiceData8.{}", i + 1), hex(*b));
     }
     for (i, b) in r.service_data16.iter().enumerate() {
-        let (t, v) = hex(*b);
-        d.field(w, &format!("ServiceData16.{}", i + 1), t, v);
+        d.field(&format!("ServiceData16.{}", i + 1), hex(*b));
     }
     for (i, b) in r.service_data32.iter().enumerate() {
-        let (t, v) = hex(*b);
-        d.field(w, &format!("ServiceData32.{}", i + 1), t, v);
+        d.field(&format!("ServiceData32.{}", i + 1), hex(*b));
     }
     for (i, b) in r.service_data64.iter().enumerate() {
-        let (t, v) = hex64(*b);
-        d.field(w, &format!("ServiceData64.{}", i + 1), t, v);
+        d.field(&format!("ServiceData64.{}", i + 1), hex64(*b));
     }
     d
 }
 
 fn dump_sm_info_record(r: &SmInfoRecord) -> Record {
-    let mut d = Record::new("SMInfoRecord", "SMInfoRecord dump:");
-    let w = 22;
+    let mut d = Record::new("SMInfoRecord", "SMInfoRecord dump:", 22);
     d.line("\t\tRID");
-    let (t, v) = dec(r.lid);
-    d.field(w, "LID", t, v);
+    d.field("LID", dec(r.lid));
     d.line("\t\tSMInfo dump:");
-    let (t, v) = hex64(r.sm_info.guid);
-    d.field(w, "GUID", t, v);
-    let (t, v) = hex64(r.sm_info.sm_key);
-    d.field(w, "SM_Key", t, v);
-    let (t, v) = dec(r.sm_info.act_count);
-    d.field(w, "ActCount", t, v);
-    let (t, v) = dec(r.sm_info.priority);
-    d.field(w, "Priority", t, v);
-    let (t, v) = dec(u8::from(r.sm_info.sm_state));
-    d.field(w, "SMState", t, v);
+    d.fields([
+        ("GUID", hex64(r.sm_info.guid)),
+        ("SM_Key", hex64(r.sm_info.sm_key)),
+        ("ActCount", dec(r.sm_info.act_count)),
+        ("Priority", dec(r.sm_info.priority)),
+        ("SMState", dec(u8::from(r.sm_info.sm_state))),
+    ]);
     d
 }
 
 fn dump_switch_info_record(r: &SwitchInfoRecord, mcast_top: bool) -> Record {
     let s = &r.switch_info;
-    let mut d = Record::new("SwitchInfoRecord", "SwitchInfoRecord dump:");
-    let w = 40;
-    d.line("\t\tRID");
-    let (t, v) = dec(r.lid);
-    d.field(w, "LID", t, v);
-    d.line("\t\tSwitchInfo dump:");
-    let (t, v) = hex(s.linear_fdb_cap);
-    d.field(w, "LinearFDBCap", t, v);
-    let (t, v) = hex(s.random_fdb_cap);
-    d.field(w, "RandomFDBCap", t, v);
-    let (t, v) = hex(s.multicast_fdb_cap);
-    d.field(w, "MulticastFDBCap", t, v);
-    let (t, v) = hex(s.linear_fdb_top);
-    d.field(w, "LinearFDBTop", t, v);
-    let (t, v) = dec(s.default_port);
-    d.field(w, "DefaultPort", t, v);
-    let (t, v) = dec(s.default_multicast_primary_port);
-    d.field(w, "DefaultMulticastPrimaryPort", t, v);
-    let (t, v) = dec(s.default_multicast_not_primary_port);
-    d.field(w, "DefaultMulticastNotPrimaryPort", t, v);
     let life = (s.life_time_value & 0x1f) << 3
         | u8::from(s.port_state_change) << 2
         | (s.optimized_sl2vl_mapping_programming & 3);
-    let (t, v) = hex(life);
-    d.field(w, "LifeTimeValue/PortStateChange/OpSL2VL", t, v);
-    let (t, v) = hex(s.lids_per_port);
-    d.field(w, "LIDsPerPort", t, v);
-    let (t, v) = hex(s.partition_enforcement_cap);
-    d.field(w, "PartitionEnforcementCap", t, v);
     let flags = u8::from(s.inbound_enforcement_cap) << 7
         | u8::from(s.outbound_enforcement_cap) << 6
         | u8::from(s.filter_raw_inbound_cap) << 5
         | u8::from(s.filter_raw_outbound_cap) << 4
         | u8::from(s.enhanced_port0) << 3
         | (s.reserved_16 & 7);
-    let (t, v) = hex(flags);
-    d.field(w, "flags", t, v);
+    let mut d = Record::new("SwitchInfoRecord", "SwitchInfoRecord dump:", 40);
+    d.line("\t\tRID");
+    d.field("LID", dec(r.lid));
+    d.line("\t\tSwitchInfo dump:");
+    d.fields([
+        ("LinearFDBCap", hex(s.linear_fdb_cap)),
+        ("RandomFDBCap", hex(s.random_fdb_cap)),
+        ("MulticastFDBCap", hex(s.multicast_fdb_cap)),
+        ("LinearFDBTop", hex(s.linear_fdb_top)),
+        ("DefaultPort", dec(s.default_port)),
+        (
+            "DefaultMulticastPrimaryPort",
+            dec(s.default_multicast_primary_port),
+        ),
+        (
+            "DefaultMulticastNotPrimaryPort",
+            dec(s.default_multicast_not_primary_port),
+        ),
+        ("LifeTimeValue/PortStateChange/OpSL2VL", hex(life)),
+        ("LIDsPerPort", hex(s.lids_per_port)),
+        ("PartitionEnforcementCap", hex(s.partition_enforcement_cap)),
+        ("flags", hex(flags)),
+    ]);
     if mcast_top {
-        let (t, v) = hex(s.multicast_fdb_top);
-        d.field(w, "MulticastFDBTop", t, v);
+        d.field("MulticastFDBTop", hex(s.multicast_fdb_top));
     }
     d
 }
 
 fn dump_inform_info_record(r: &InformInfoRecord, show_keys: bool) -> Record {
     let ii = &r.inform_info;
-    let mut d = Record::new("InformInfoRecord", "InformInfoRecord dump:");
-    let w = 24;
+    let mut d = Record::new("InformInfoRecord", "InformInfoRecord dump:", 24);
     d.line("\t\tRID");
-    let (t, v) = gid(&r.subscriber_gid);
-    d.field(w, "SubscriberGID", t, v);
-    let (t, v) = hex(r.subscriber_enum);
-    d.field(w, "SubscriberEnum", t, v);
+    d.fields([
+        ("SubscriberGID", gid(&r.subscriber_gid)),
+        ("SubscriberEnum", hex(r.subscriber_enum)),
+    ]);
     d.line("\t\tInformInfo dump:");
-    let (t, v) = gid(&ii.gid);
-    d.field(w, "gid", t, v);
-    let (t, v) = dec(ii.lid_range_begin);
-    d.field(w, "lid_range_begin", t, v);
-    let (t, v) = dec(ii.lid_range_end);
-    d.field(w, "lid_range_end", t, v);
-    let (t, v) = hex(ii.is_generic);
-    d.field(w, "is_generic", t, v);
-    let (t, v) = hex(ii.subscribe);
-    d.field(w, "subscribe", t, v);
-    let (t, v) = hex(ii.notice_type);
-    d.field(w, "trap_type", t, v);
-    let (t, v) = if ii.is_generic != 0 {
-        dec(ii.trap_number_or_device_id)
-    } else {
-        hex(ii.trap_number_or_device_id)
-    };
+    d.fields([
+        ("gid", gid(&ii.gid)),
+        ("lid_range_begin", dec(ii.lid_range_begin)),
+        ("lid_range_end", dec(ii.lid_range_end)),
+        ("is_generic", hex(ii.is_generic)),
+        ("subscribe", hex(ii.subscribe)),
+        ("trap_type", hex(ii.notice_type)),
+    ]);
     d.field(
-        w,
         if ii.is_generic != 0 {
             "trap_num"
         } else {
             "dev_id"
         },
-        t,
-        v,
+        if ii.is_generic != 0 {
+            dec(ii.trap_number_or_device_id)
+        } else {
+            hex(ii.trap_number_or_device_id)
+        },
     );
     if show_keys {
-        d.field(w, "qpn", format!("0x{:06X}", ii.qpn), json!(ii.qpn));
+        d.field("qpn", hexw(ii.qpn, 6));
     } else {
-        d.field(w, "qpn", NOT_DISPLAYED.to_string(), json!(NOT_DISPLAYED));
+        d.field("qpn", text(NOT_DISPLAYED.to_string()));
     }
-    let (t, v) = hex(ii.resp_time_value);
-    d.field(w, "resp_time_val", t, v);
+    d.field("resp_time_val", hex(ii.resp_time_value));
     d.field(
-        w,
         if ii.is_generic != 0 {
             "node_type"
         } else {
             "vendor_id"
         },
-        format!("0x{:06X}", ii.producer_type_or_vendor_id),
-        json!(ii.producer_type_or_vendor_id),
+        hexw(ii.producer_type_or_vendor_id, 6),
     );
     d
 }
@@ -2125,12 +1931,23 @@ mod tests {
     }
 
     #[test]
-    fn numbers_read_as_strtoul() {
-        assert!(reads_a_number("12abc"));
-        assert!(reads_a_number(" -1"));
-        assert!(reads_a_number("0x"));
-        assert!(!reads_a_number("x"));
-        assert!(!reads_a_number(""));
+    fn lid_parts_as_c_fields() {
+        let l = LidParts {
+            lid: 0,
+            parts: [Some(0x1fe), Some(u64::MAX)],
+        };
+        assert_eq!(l.lid(), None);
+        assert_eq!((l.byte(0), l.word(0)), (Some(0xfe), Some(0x1fe)));
+        // -1 at the field's width means "not given".
+        assert_eq!((l.byte(1), l.word(1)), (None, None));
+        let l = LidParts {
+            lid: 5,
+            parts: [Some(0x1ff), None],
+        };
+        assert_eq!(
+            (l.lid(), l.byte(0), l.word(0), l.byte(1)),
+            (Some(5), None, Some(0x1ff), None)
+        );
     }
 
     #[test]

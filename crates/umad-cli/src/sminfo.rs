@@ -7,7 +7,7 @@
 
 use std::ffi::OsString;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{Arg, ArgMatches, Command};
 use ibmad::attr::id;
 use ibmad::dump::get_bits;
 use ibmad::Method;
@@ -40,12 +40,7 @@ pub fn command() -> Command {
         .arg(value("state", 's', Some("0-3"), "set SM state"))
         .arg(value("priority", 'p', Some("0-15"), "set SM priority"))
         .arg(value("activity", 'a', None, "set activity count"))
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print JSON (docs/json/sminfo-v1.schema.json) instead of text"),
-        )
+        .arg(common::json_arg("sminfo"))
         .arg(
             Arg::new("args")
                 .num_args(0..)

@@ -35,12 +35,7 @@ pub fn command() -> Command {
                 // C gives `--string` no description (it prints the data as a string).
                 .action(ArgAction::SetTrue),
         )
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print JSON (docs/json/smpdump-v1.schema.json) instead of text"),
-        )
+        .arg(common::json_arg("smpdump"))
         .arg(Arg::new("args").num_args(0..).value_name("dlid|dr_path attr [mod]"));
     common::add_common_args(cmd, "GKs")
 }

@@ -154,12 +154,7 @@ pub fn command() -> Command {
                 .action(ArgAction::SetTrue)
                 .help("use extended speeds"),
         )
-        .arg(
-            Arg::new("json")
-                .long("json")
-                .action(ArgAction::SetTrue)
-                .help("print JSON (docs/json/smpquery-v1.schema.json) instead of text"),
-        )
+        .arg(common::json_arg("smpquery"))
         .arg(
             Arg::new("args")
                 .num_args(0..)

@@ -145,9 +145,10 @@ fn json_validates_against_the_schema_and_round_trips() {
     let json = String::from_utf8(out.stdout).unwrap();
     assert_valid(&topology_schema(), &json);
     assert_eq!(ibfabric::Fabric::from_json(&json).unwrap(), f);
-    // The positional output file and --cache get the same document.
+    // The positional output file gets the same document; --cache an ibnetdisc cache file
+    // that loads back to the same topology.
     let file = dir.path().join("out.json");
-    let cache = dir.path().join("cache.json");
+    let cache = dir.path().join("fabric.cache");
     let out = run(Command::new(umad())
         .args(["ibnetdiscover", "--json", "--load-cache"])
         .arg(&saved)
@@ -157,7 +158,18 @@ fn json_validates_against_the_schema_and_round_trips() {
     assert_eq!(code(&out), 0);
     assert!(out.stdout.is_empty());
     assert_eq!(std::fs::read_to_string(&file).unwrap(), json);
-    assert_eq!(std::fs::read_to_string(&cache).unwrap(), json);
+    let bytes = std::fs::read(&cache).unwrap();
+    assert!(ibfabric::cache::is_cache(&bytes));
+    let loaded = ibfabric::Fabric::from_ibnetdisc_cache(&bytes).unwrap();
+    assert_eq!(loaded.links(), f.links());
+    let text = |p: &std::path::Path| {
+        let out = run(Command::new(umad())
+            .args(["ibnetdiscover", "--load-cache"])
+            .arg(p));
+        assert_eq!(code(&out), 0);
+        common::mask_date(&String::from_utf8(out.stdout).unwrap())
+    };
+    assert_eq!(text(&cache), text(&saved));
 }
 
 #[test]

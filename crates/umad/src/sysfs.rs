@@ -21,6 +21,8 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use ibmad::cnum;
+
 use crate::error::{Error, Result};
 use crate::sys;
 
@@ -110,89 +112,11 @@ pub(crate) fn parse_string(raw: &[u8], max: usize) -> &[u8] {
     text
 }
 
-/// What glibc's `strtoul(text, NULL, base)` computes on an LP64 target, split into its parts
-/// so that callers can decide what to do with the cases C handles silently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Strtoul {
-    /// The magnitude of the digits read (meaningless when `overflow` is set).
-    pub magnitude: u64,
-    /// A `-` sign preceded the digits.
-    pub negative: bool,
-    /// The digits do not fit 64 bits (C returns `ULONG_MAX` with `ERANGE`).
-    pub overflow: bool,
-}
-
-impl Strtoul {
-    /// The `unsigned long` C would return: `ULONG_MAX` on overflow, the two's-complement
-    /// negation for a `-` sign, else the magnitude.
-    pub fn c_value(self) -> u64 {
-        if self.overflow {
-            u64::MAX
-        } else if self.negative {
-            self.magnitude.wrapping_neg()
-        } else {
-            self.magnitude
-        }
-    }
-}
-
-/// C `strtoul(text, NULL, base)` for `base` 0 (auto-detect), 8, 10 or 16 (other bases are
-/// treated as 10, they are never used here). The text ends at its end or at the first byte that
-/// is not a digit of the base (a NUL included).
-pub(crate) fn strtoul(text: &[u8], base: u32) -> Strtoul {
-    let mut i = 0;
-    while text
-        .get(i)
-        .is_some_and(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
-    {
-        i += 1;
-    }
-    let mut negative = false;
-    match text.get(i) {
-        Some(b'-') => {
-            negative = true;
-            i += 1;
-        }
-        Some(b'+') => i += 1,
-        _ => {}
-    }
-    let has_hex_prefix = text.get(i) == Some(&b'0')
-        && matches!(text.get(i + 1), Some(b'x' | b'X'))
-        && text.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
-    let radix = match base {
-        0 if has_hex_prefix => 16,
-        0 if text.get(i) == Some(&b'0') => 8,
-        0 => 10,
-        8 | 16 => base,
-        _ => 10,
-    };
-    if radix == 16 && has_hex_prefix {
-        i += 2;
-    }
-    let mut magnitude: u64 = 0;
-    let mut overflow = false;
-    while let Some(d) = text.get(i).and_then(|&b| char::from(b).to_digit(radix)) {
-        match magnitude
-            .checked_mul(u64::from(radix))
-            .and_then(|m| m.checked_add(u64::from(d)))
-        {
-            Some(m) => magnitude = m,
-            None => overflow = true,
-        }
-        i += 1;
-    }
-    Strtoul {
-        magnitude,
-        negative,
-        overflow,
-    }
-}
-
 /// `sys_read_uint`'s parse: `strtoul(text, NULL, 0)`, but `None` where C would silently
 /// change the value — the digits overflow, the value does not fit `u32`, or it is negative
 /// (`"-0"` is 0). Text without digits is 0, as in C.
 pub(crate) fn parse_uint(text: &[u8]) -> Option<u32> {
-    let r = strtoul(text, 0);
+    let r = cnum::scan(text, 0);
     if r.overflow || (r.negative && r.magnitude != 0) {
         return None;
     }
@@ -210,7 +134,7 @@ fn hex_groups<const N: usize>(text: &[u8]) -> Option<[u16; N]> {
             Some(sep) => (&s[..sep], Some(&s[sep + 1..])),
             None => (s, None),
         };
-        *group = (strtoul(token, 16).c_value() & 0xffff) as u16;
+        *group = (cnum::scan(token, 16).unsigned() & 0xffff) as u16;
         rest = next;
     }
     Some(groups)
@@ -311,22 +235,6 @@ mod tests {
         assert_eq!(uint("99999999999999999999999999"), None);
         assert_eq!(uint("-1"), None);
         assert_eq!(uint("-0x10"), None);
-    }
-
-    #[test]
-    fn strtoul_c_values() {
-        assert_eq!(strtoul(b"-1", 0).c_value(), u64::MAX);
-        assert_eq!(strtoul(b"-2", 10).c_value(), u64::MAX - 1);
-        assert_eq!(strtoul(b"99999999999999999999999", 0).c_value(), u64::MAX);
-        assert!(strtoul(b"18446744073709551616", 10).overflow);
-        assert_eq!(strtoul(b"18446744073709551615", 10).c_value(), u64::MAX);
-        assert!(!strtoul(b"18446744073709551615", 10).overflow);
-        // Base 16 accepts an optional 0x prefix and no octal rule.
-        assert_eq!(strtoul(b"0x12", 16).c_value(), 0x12);
-        assert_eq!(strtoul(b"012", 16).c_value(), 0x12);
-        assert_eq!(strtoul(b"c903", 16).c_value(), 0xc903);
-        assert_eq!(strtoul(b"C903", 16).c_value(), 0xc903);
-        assert_eq!(strtoul(b"", 16).c_value(), 0);
     }
 
     #[test]

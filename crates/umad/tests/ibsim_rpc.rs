@@ -162,33 +162,16 @@ fn threads_share_one_engine_on_ibsim() {
     }
 }
 
+/// The executor of the unit tests (one copy).
+#[cfg(feature = "async")]
+#[path = "../src/rpc/block_on.rs"]
+mod block_on;
+
 /// The async face over the same engine on ibsim: the same answers as the blocking calls.
 #[cfg(feature = "async")]
 #[test]
 fn async_calls_agree_with_blocking_ones_on_ibsim() {
-    use std::future::Future;
-    use std::pin::pin;
-    use std::sync::Arc;
-    use std::task::{Context, Poll, Wake, Waker};
-
-    /// One future at a time, parking between wake-ups: any executor would do.
-    fn block_on<F: Future>(f: F) -> F::Output {
-        struct Unpark(thread::Thread);
-        impl Wake for Unpark {
-            fn wake(self: Arc<Self>) {
-                self.0.unpark();
-            }
-        }
-        let waker = Waker::from(Arc::new(Unpark(thread::current())));
-        let mut cx = Context::from_waker(&waker);
-        let mut f = pin!(f);
-        loop {
-            if let Poll::Ready(x) = f.as_mut().poll(&mut cx) {
-                return x;
-            }
-            thread::park_timeout(Duration::from_millis(50));
-        }
-    }
+    use block_on::block_on;
 
     if !require_ibsim("async_calls_agree_with_blocking_ones_on_ibsim") {
         return;

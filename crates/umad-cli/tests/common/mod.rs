@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use ibfabric::{Fabric, Node, Port, PortRef};
-use ibmad::{NodeType, PhysPortState, PortState};
+use ibfabric::Fabric;
 
 /// The built `umad` binary.
 pub fn umad() -> PathBuf {
@@ -48,61 +47,9 @@ pub fn run(cmd: &mut Command) -> Output {
     ibsim_harness::run_with_timeout(cmd, Duration::from_secs(120)).expect("command runs")
 }
 
-/// A small fabric built by hand: a switch (4 ports) with two CAs, discovered from CA 0x10.
+/// ibfabric's small hand-built fabric ([`ibfabric::test_fabrics::small`]).
 pub fn small_fabric() -> Fabric {
-    let mut f = Fabric::default();
-    let mut sw = Node::new(NodeType::Switch, 4, 0x200);
-    sw.description = "sw \"one\"".into();
-    sw.lid = 1;
-    sw.port_guid = 0x200;
-    sw.enhanced_port0 = true;
-    sw.system_image_guid = 0x200;
-    for p in 0..=4 {
-        let mut port = Port::new(p, 0x200);
-        port.lid = 1;
-        port.state = if p <= 2 {
-            PortState::Active
-        } else {
-            PortState::Down
-        };
-        port.phys_state = if p <= 2 {
-            PhysPortState::LinkUp
-        } else {
-            PhysPortState::Polling
-        };
-        port.width = 2;
-        port.speed = 4;
-        port.vl_cap = 4;
-        sw.set_port(port);
-    }
-    f.nodes.push(sw);
-    for (i, g) in [0x10u64, 0x20].into_iter().enumerate() {
-        let mut ca = Node::new(NodeType::ChannelAdapter, 2, g);
-        ca.description = format!("host{i} HCA-1");
-        ca.port_guid = g + 1;
-        ca.local_port = 1;
-        let mut port = Port::new(1, g + 1);
-        port.state = PortState::Active;
-        port.phys_state = PhysPortState::LinkUp;
-        port.width = 2;
-        port.speed = 4;
-        port.lid = 2 + i as u16;
-        ca.set_port(port);
-        f.nodes.push(ca);
-        assert!(f.link(
-            PortRef {
-                node: 0,
-                port: 1 + i as u8
-            },
-            PortRef {
-                node: 1 + i,
-                port: 1
-            }
-        ));
-    }
-    f.from = Some(ibfabric::Origin { node: 1, port: 1 });
-    f.validate().unwrap();
-    f
+    ibfabric::test_fabrics::small()
 }
 
 /// The C `ibnetdiscover` outputs captured by ibfabric's tests.

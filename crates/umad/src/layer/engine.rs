@@ -55,6 +55,10 @@ pub struct LayerConfig {
     /// timeouts take over; a send gets this plus two per segment. (A bounced single request
     /// uses up one of its retries at once.)
     pub bounce_budget: u32,
+    /// How long a thread waiting for answers keeps looking at the carrier before it sleeps
+    /// (default 50 µs on a machine with more than one CPU, 0 on one): the peer answers
+    /// pipelined requests microseconds apart, and a sleep costs two context switches.
+    pub spin: Duration,
 }
 
 impl Default for LayerConfig {
@@ -68,6 +72,11 @@ impl Default for LayerConfig {
             max_reassemblies: 1024,
             max_queued: 16_384,
             bounce_budget: 64,
+            spin: if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+                Duration::from_micros(50)
+            } else {
+                Duration::ZERO
+            },
         }
     }
 }
@@ -516,6 +525,11 @@ impl Engine {
     /// The MADs queued for the application.
     pub fn ready(&mut self) -> &mut VecDeque<Received> {
         &mut self.ready
+    }
+
+    /// Whether a request waits for its response or an RMPP send for its ACKs.
+    pub fn awaiting(&self) -> bool {
+        !self.pending.is_empty() || !self.sends.is_empty()
     }
 
     /// The earliest timer, if any runs.

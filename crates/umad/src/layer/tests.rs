@@ -976,3 +976,143 @@ fn a_carrier_without_room_is_back_pressure_not_a_failure() {
         "all sent, in order, after the refusals"
     );
 }
+
+impl super::Carrier for std::sync::Arc<Congested> {
+    fn ca_name(&self) -> &str {
+        (**self).ca_name()
+    }
+    fn port_num(&self) -> u32 {
+        (**self).port_num()
+    }
+    fn ca(&self) -> crate::Result<crate::device::Ca> {
+        (**self).ca()
+    }
+    fn issm(&self) -> crate::Result<crate::transport::Issm> {
+        (**self).issm()
+    }
+    fn send(&self, p: &Packet) -> crate::Result<()> {
+        (**self).send(p)
+    }
+    fn try_recv(&self) -> crate::Result<Option<Packet>> {
+        (**self).try_recv()
+    }
+    fn raw_fd(&self) -> std::os::unix::io::RawFd {
+        (**self).raw_fd()
+    }
+}
+
+fn echo() -> std::sync::Arc<Congested> {
+    std::sync::Arc::new(Congested {
+        refuse: std::sync::Mutex::new(0),
+        sent: std::sync::Mutex::new(Vec::new()),
+        inbox: std::sync::Mutex::new(std::collections::VecDeque::new()),
+        ready: crate::sys::EventFlag::new().unwrap(),
+    })
+}
+
+fn get(tid: u32) -> Vec<u8> {
+    let mut req = vec![0u8; 256];
+    req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
+    req[12..16].copy_from_slice(&tid.to_be_bytes());
+    req
+}
+
+/// Threads that send and receive at once share the reader's role and the carrying: every
+/// request is carried once and every answer reaches the application once.
+#[test]
+fn many_threads_send_and_read_through_one_layer() {
+    use crate::transport::Transport;
+    const THREADS: u32 = 8;
+    const EACH: u32 = 300;
+    let carrier = echo();
+    let layer = super::MadLayer::new(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
+    let agent = layer.register(&AgentSpec::new(0x04, 1)).unwrap();
+    let got = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let (layer, got) = (&layer, &got);
+            s.spawn(move || {
+                for i in 0..EACH {
+                    let req = get(t * EACH + i);
+                    let out = Outgoing {
+                        agent,
+                        mad: &req,
+                        addr: to_b(),
+                        timeout_ms: 10_000,
+                        retries: 0,
+                    };
+                    layer.send(&out).unwrap();
+                    // Some answers are read by another thread: take whatever comes.
+                    if let Some(r) = layer.recv_fit(Some(Duration::from_millis(1)), 256).unwrap() {
+                        got.lock().unwrap().push(r);
+                    }
+                }
+            });
+        }
+    });
+    let mut got = got.into_inner().unwrap();
+    while got.len() < (THREADS * EACH) as usize {
+        let r = layer
+            .recv_fit(Some(Duration::from_secs(5)), 256)
+            .unwrap()
+            .expect("every request answered");
+        got.push(r);
+    }
+    assert!(layer.recv_fit(Some(Duration::ZERO), 256).unwrap().is_none());
+    let mut tids: Vec<u32> = got
+        .iter()
+        .map(|r| {
+            assert_eq!(r.status, 0, "answered, not timed out");
+            u32::from_be_bytes(r.mad[12..16].try_into().unwrap())
+        })
+        .collect();
+    tids.sort_unstable();
+    assert_eq!(tids, (0..THREADS * EACH).collect::<Vec<_>>());
+    assert_eq!(
+        carrier.sent.lock().unwrap().len(),
+        (THREADS * EACH) as usize
+    );
+}
+
+/// After the application stops reading, the progress thread takes the carrier back: a MAD
+/// that arrives later raises the layer's descriptor with nobody inside `recv`.
+#[test]
+fn the_progress_thread_takes_the_carrier_back() {
+    use crate::transport::Transport;
+    let carrier = echo();
+    let layer = super::MadLayer::new(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
+    let client = layer.register(&AgentSpec::new(0x04, 1)).unwrap();
+    let server = layer
+        .register(&AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1])))
+        .unwrap();
+    assert_ne!(client, server);
+    // One transaction: this thread reads the carrier itself.
+    layer
+        .send(&Outgoing {
+            agent: client,
+            mad: &get(7),
+            addr: to_b(),
+            timeout_ms: 10_000,
+            retries: 0,
+        })
+        .unwrap();
+    let r = layer
+        .recv_fit(Some(Duration::from_secs(5)), 256)
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.mad[3], 0x81);
+    // Then a request arrives from the fabric while nobody reads.
+    std::thread::sleep(Duration::from_millis(1));
+    carrier.inbox.lock().unwrap().push_back(Packet {
+        mad: get(99),
+        addr: to_b(),
+        qp: 1,
+        status: 0,
+    });
+    carrier.ready.raise();
+    let readable = crate::sys::poll_in(layer.raw_fd(), 5000).unwrap();
+    assert!(readable, "the progress thread delivered the late MAD");
+    let r = layer.recv_fit(Some(Duration::ZERO), 256).unwrap().unwrap();
+    assert_eq!(r.agent, server);
+    assert_eq!(u32::from_be_bytes(r.mad[12..16].try_into().unwrap()), 99);
+}

@@ -76,6 +76,8 @@ use crate::{Error, Result};
 mod future;
 #[cfg(feature = "async")]
 pub use future::CallFuture;
+#[cfg(all(test, feature = "async"))]
+mod block_on;
 #[cfg(test)]
 mod tests;
 mod typed;

@@ -257,28 +257,7 @@ fn a_timeout_is_a_typed_error() {
 #[cfg(feature = "async")]
 mod async_api {
     use super::*;
-    use std::future::Future;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Wake, Waker};
-
-    /// The smallest executor: polls one future, parking the thread between wake-ups.
-    fn block_on<F: Future>(f: F) -> F::Output {
-        struct Unpark(thread::Thread);
-        impl Wake for Unpark {
-            fn wake(self: Arc<Self>) {
-                self.0.unpark();
-            }
-        }
-        let waker = Waker::from(Arc::new(Unpark(thread::current())));
-        let mut cx = Context::from_waker(&waker);
-        let mut f = pin!(f);
-        loop {
-            if let Poll::Ready(x) = f.as_mut().poll(&mut cx) {
-                return x;
-            }
-            thread::park_timeout(Duration::from_millis(50));
-        }
-    }
+    use crate::rpc::block_on::block_on;
 
     #[test]
     fn async_and_blocking_give_the_same_results() {

@@ -436,12 +436,16 @@ impl Carrier for IbsimCarrier {
         }
         let pkt = encode(p);
         // Then EAGAIN: the layer keeps the packet and drains us before it tries again.
-        let give_up = Instant::now() + Duration::from_millis(200);
+        let mut give_up = None;
         loop {
             match self.data.send(&pkt) {
                 Ok(_) => return Ok(()),
                 // ibsim's queue to us is full of packets we have not read: read them, retry.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < give_up => {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let now = Instant::now();
+                    if now >= *give_up.get_or_insert(now + Duration::from_millis(200)) {
+                        return Err(self.io_err("sending a MAD", e));
+                    }
                     while let Some(p) = self.read_socket()? {
                         self.inbox().push_back(p);
                     }
