@@ -19,9 +19,10 @@
 //! so `umad <tool> -d` and the C tool print the same lines for the single-query tools
 //! (smpquery, smpdump, perfquery, saquery, sminfo, ibaddr, ibportstate, ibroute, ibtracert),
 //! but for run-dependent values (pids, TIDs, C's pointer in `mad_rpc_rmpp: rmpp (nil) data
-//! 0x...`). The discovery tools (ibnetdiscover, iblinkinfo, ibqueryerrors, ibswitches, ...)
-//! keep many MADs in flight: they print the same kind of lines, in the order the engine sends
-//! and reads, which is not C's.
+//! 0x...`). The discovery tools (ibnetdiscover, ibqueryerrors, dump_fts, ...) keep many MADs
+//! in flight: they print the same kind of lines ([`attach_pipelined`]: each SMP's
+//! `smp_query_status_via` line as it is sent, the dumps at `-dd`), in the order the engine
+//! sends and reads, which is not C's; libibnetdisc's own `ibdebug:` lines are not printed.
 //!
 //! Differences from C, on purpose:
 //!
@@ -119,27 +120,32 @@ pub fn attach(rpc: &Rpc) {
         return;
     }
     rpc.set_observer(Some(Arc::new(|e: &MadEvent<'_>| {
-        let pid = std::process::id();
-        let text = match *e {
-            MadEvent::Sending { mad, addr } => {
-                let mut h = UserMadHeader::from_prefix(&[], HeaderLayout::WithPkey);
-                addr.emit(&mut h.addr_mut());
-                let mut buf = vec![0u8; HeaderLayout::WithPkey.header_len()];
-                h.write_prefix(&mut buf);
-                buf.extend_from_slice(mad);
-                format!(
-                    "ibwarn: [{pid}] _do_madrpc: >>> sending: len {} pktsz {}\n{}",
-                    mad.len(),
-                    buf.len(),
-                    xdump("send buf\n", &buf)
-                )
-            }
-            MadEvent::Received { mad, status: 0, .. } => rcv_dump(mad),
-            // A request the transport gives back unanswered: see `timed_out`.
-            MadEvent::Received { .. } => return,
-        };
-        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        let _ = std::io::stderr().lock().write_all(dump_text(e).as_bytes());
     })));
+}
+
+/// `_do_madrpc`'s dump of `e` (`-dd`): a MAD sent (the 64-byte user-MAD header as C has it
+/// when it dumps, only the address set, then the MAD) or read (its first 256 bytes). A
+/// request the transport gives back unanswered is not dumped here: see [`timed_out`].
+fn dump_text(e: &MadEvent<'_>) -> String {
+    match *e {
+        MadEvent::Sending { mad, addr } => {
+            let mut h = UserMadHeader::from_prefix(&[], HeaderLayout::WithPkey);
+            addr.emit(&mut h.addr_mut());
+            let mut buf = vec![0u8; HeaderLayout::WithPkey.header_len()];
+            h.write_prefix(&mut buf);
+            buf.extend_from_slice(mad);
+            format!(
+                "ibwarn: [{}] _do_madrpc: >>> sending: len {} pktsz {}\n{}",
+                std::process::id(),
+                mad.len(),
+                buf.len(),
+                xdump("send buf\n", &buf)
+            )
+        }
+        MadEvent::Received { mad, status: 0, .. } => rcv_dump(mad),
+        MadEvent::Received { .. } => String::new(),
+    }
 }
 
 /// `_do_madrpc`'s dump of a received MAD (its first 256 bytes).
@@ -149,6 +155,64 @@ fn rcv_dump(mad: &[u8]) -> String {
         std::process::id(),
         xdump("rcv buf\n", &mad[..mad.len().min(MAD_SIZE)])
     )
+}
+
+/// For the tools that pipeline SMPs through `rpc` (discovery), which cannot print the
+/// query functions' `DEBUG` lines where C does: at `-d` and above, the line C's
+/// `smp_query_status_via`/`smp_set_status_via` prints, for every SMP the engine sends, when
+/// it sends it; at `-dd` also [`attach`]'s dumps.
+pub fn attach_pipelined(rpc: &Rpc) {
+    if level() < 1 {
+        return;
+    }
+    let dumps = level() > 1;
+    rpc.set_observer(Some(Arc::new(move |e: &MadEvent<'_>| {
+        let mut text = String::new();
+        if let MadEvent::Sending { mad, addr } = *e {
+            if let Ok(smp) = ibmad::Smp::new_checked(mad) {
+                let func = if smp.method() == ibmad::Method::Set {
+                    "smp_set_status_via"
+                } else {
+                    "smp_query_status_via"
+                };
+                let dest = if smp.is_directed_route() {
+                    let hops = usize::from(smp.hop_count()).min(63);
+                    crate::dest::Dest {
+                        lid: 0,
+                        dr: Some(crate::dest::DrRoute {
+                            elems: smp.initial_path()[..=hops].to_vec(),
+                            // C's discovery portids are zeroed: 0, which goes out as
+                            // the permissive LID, is what its lines show.
+                            slid: unpermissive(smp.dr_slid()),
+                            dlid: unpermissive(smp.dr_dlid()),
+                        }),
+                    }
+                } else {
+                    crate::dest::Dest::lid(addr.lid)
+                };
+                text = format!(
+                    "ibwarn: [{}] {func}: attr 0x{:x} mod 0x{:x} route {}\n",
+                    std::process::id(),
+                    smp.attr_id(),
+                    smp.attr_mod(),
+                    dest.to_c_string()
+                );
+            }
+        }
+        if dumps {
+            text.push_str(&dump_text(e));
+        }
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    })));
+}
+
+/// A DrSLID/DrDLID as a zeroed C portid holds it: 0 for the permissive LID.
+fn unpermissive(lid: u16) -> u16 {
+    if lid == 0xffff {
+        0
+    } else {
+        lid
+    }
 }
 
 /// libibmad's lines for request `mad` that got no answer in `attempts` attempts of

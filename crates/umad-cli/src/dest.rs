@@ -222,6 +222,10 @@ pub struct SmpPort {
     pub rpc: Rpc,
     /// The common options.
     pub opts: CommonOpts,
+    /// The engine's observer prints every SMP's `-d` line as it is sent
+    /// ([`crate::debug::attach_pipelined`], for the sweeping tools): [`send`](Self::send)
+    /// then prints none of its own.
+    pub pipelined: bool,
 }
 
 impl SmpPort {
@@ -235,6 +239,7 @@ impl SmpPort {
                 Some(SmpPort {
                     rpc,
                     opts: opts.clone(),
+                    pipelined: false,
                 })
             }
             Err(e) => {
@@ -275,10 +280,12 @@ impl SmpPort {
             "smp_query_status_via"
         };
         let route = dest.to_c_string();
-        crate::debug::debug(
-            func,
-            format_args!("attr 0x{attr_id:x} mod 0x{attr_mod:x} route {route}"),
-        );
+        if !self.pipelined {
+            crate::debug::debug(
+                func,
+                format_args!("attr 0x{attr_id:x} mod 0x{attr_mod:x} route {route}"),
+            );
+        }
         let req = self
             .rpc
             .request(mad, addr)

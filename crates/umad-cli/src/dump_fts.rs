@@ -152,7 +152,7 @@ fn discover(opts: &CommonOpts) -> Option<Fabric> {
     };
     {
         let rpc = ibfabric::discover::engine(port, &d_opts);
-        crate::debug::attach(&rpc);
+        crate::debug::attach_pipelined(&rpc);
         ibfabric::discover::discover_with(&rpc, &d_opts)
     }
     .ok()

@@ -451,7 +451,7 @@ fn discover(opts: &Options) -> Result<Fabric, CliError> {
     };
     let result = {
         let rpc = ibfabric::discover::engine(port, &d_opts);
-        crate::debug::attach(&rpc);
+        crate::debug::attach_pipelined(&rpc);
         ibfabric::discover::discover_with(&rpc, &d_opts)
     };
     if let Ok(mut p) = display.lock() {

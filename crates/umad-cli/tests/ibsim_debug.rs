@@ -305,8 +305,8 @@ fn classify_masks_pids_tids_and_library_lines() {
 }
 
 /// The discovery tools pipeline their SMPs, so their debug lines cannot come in C's order:
-/// with `-d`/`-dd` their stdout stays the same, and `-dd` dumps every MAD sent and every
-/// answer read.
+/// with `-d`/`-dd` their stdout stays the same, every SMP gets its `smp_query_status_via`
+/// line, and `-dd` dumps every MAD sent and every answer read.
 /// (iblinkinfo's `-d` is its own `--down`, as in C: it has no debug option.)
 #[test]
 fn discovery_stdout_unchanged_by_debug() {
@@ -340,6 +340,11 @@ fn discovery_stdout_unchanged_by_debug() {
             } else {
                 assert_eq!(sent, 0, "{tool} -d: no dumps");
             }
+            let queries = err
+                .lines()
+                .filter(|l| l.contains("] smp_query_status_via: attr 0x"))
+                .count();
+            assert!(queries > 10, "{tool} {flag}: {queries} query lines\n{err}");
         }
     }
 }
