@@ -100,6 +100,13 @@ pub struct DiscoverOptions {
     pub mlx_epi: bool,
     /// The route to start from (default: the local port).
     pub from: DrPath,
+    /// Start LID-routed at this LID instead (0: directed from the local port along
+    /// [`from`](Self::from)), as libibnetdisc does from a portid the diags resolved from a
+    /// GUID: the start node's SMPs go LID-routed, every route further LID-routed to it then
+    /// directed (DrSLID the local LID, DrDLID permissive), and the walk never goes on
+    /// through a CA ("we can't proceed through an HCA with DR"). Each node's
+    /// [`path`](crate::Node::path) is then the directed part after that LID.
+    pub from_lid: u16,
     /// Keep a [`Progress`] record per NodeInfo answer in [`Fabric::progress`] (what
     /// `ibnetdiscover -s` prints).
     pub record_progress: bool,
@@ -116,6 +123,7 @@ impl Default for DiscoverOptions {
             retries: None,
             mlx_epi: true,
             from: DrPath::local(),
+            from_lid: 0,
             record_progress: false,
             progress: None,
         }
@@ -131,6 +139,7 @@ impl fmt::Debug for DiscoverOptions {
             .field("retries", &self.retries)
             .field("mlx_epi", &self.mlx_epi)
             .field("from", &self.from)
+            .field("from_lid", &self.from_lid)
             .field("record_progress", &self.record_progress)
             .field("progress", &self.progress.as_ref().map(|_| "Fn"))
             .finish()
@@ -325,7 +334,7 @@ pub fn discover_with(rpc: &Rpc, opts: &DiscoverOptions) -> umad::Result<Discover
     let self_node = rpc.smp_get::<NodeInfo>(&umad::rpc::Target::Dr(DrPath::local()), 0)?;
     let self_port = rpc.smp_get::<PortInfo>(&umad::rpc::Target::Dr(DrPath::local()), 0)?;
     let before = rpc.stats();
-    let mut scan = Scan::new(opts);
+    let mut scan = Scan::new(opts, self_port.lid);
     scan.run(&rpc.session())?;
     let mut d = scan.finish();
     let after = rpc.stats();
@@ -371,6 +380,8 @@ struct Scan<'o> {
     from: Option<PortRef>,
     max_hops_discovered: u32,
     initial_hops: u32,
+    /// The local port's LID (the DrSLID of routes from [`DiscoverOptions::from_lid`]).
+    self_lid: u16,
     missed: Vec<Missed>,
     stats: DiscoverStats,
     done: usize,
@@ -383,7 +394,7 @@ struct Scan<'o> {
 }
 
 impl<'o> Scan<'o> {
-    fn new(opts: &'o DiscoverOptions) -> Scan<'o> {
+    fn new(opts: &'o DiscoverOptions, self_lid: u16) -> Scan<'o> {
         let mut s = Scan {
             opts,
             queue: Vec::new(),
@@ -393,6 +404,7 @@ impl<'o> Scan<'o> {
             from: None,
             max_hops_discovered: 0,
             initial_hops: u32::from(opts.from.hop_count()),
+            self_lid,
             missed: Vec::new(),
             stats: DiscoverStats::default(),
             done: 0,
@@ -418,8 +430,22 @@ impl<'o> Scan<'o> {
 
     fn request(&self, e: &Entry) -> Request {
         let (attr, modifier) = e.query.attribute();
-        let mad = Smp::dr_request(Method::Get, attr, modifier, 0, &e.path);
-        let mut req = Request::new(mad.to_vec(), MadAddr::directed_route());
+        let lid = self.opts.from_lid;
+        let (mad, addr) = if lid == 0 {
+            let mad = Smp::dr_request(Method::Get, attr, modifier, 0, &e.path);
+            (mad, MadAddr::directed_route())
+        } else if e.path.hop_count() == 0 {
+            (
+                Smp::lid_request(Method::Get, attr, modifier, 0),
+                MadAddr::smi(lid),
+            )
+        } else {
+            // Combined routing: LID-routed to `lid`, directed from there.
+            let mut mad = Smp::dr_request(Method::Get, attr, modifier, 0, &e.path);
+            Smp::new_unchecked(&mut mad[..]).set_dr_slid(self.self_lid);
+            (mad, MadAddr::smi(lid))
+        };
+        let mut req = Request::new(mad.to_vec(), addr);
         if let Some(t) = self.opts.timeout {
             req = req.timeout(t);
         }
@@ -619,6 +645,11 @@ impl<'o> Scan<'o> {
                 path,
             },
         );
+        if self.opts.from_lid != 0 && path.hop_count() > 0 {
+            // libibnetdisc's extend_dpath on a LID-routed portid.
+            node.path.slid = self.self_lid;
+            node.path.dlid = ibmad::smp::PERMISSIVE_LID;
+        }
         let is_switch = ni.node_type == NodeType::Switch;
         node.queried = Queried {
             node_description: false,
@@ -739,9 +770,11 @@ impl<'o> Scan<'o> {
         let mut next = path;
         let go = if !node.is_switch() && is_from_node && next.hop_count() > 1 {
             self.retract(&mut next)
-        } else {
-            // "we can't proceed through an HCA with DR": always DR here.
+        } else if self.opts.from_lid == 0 || node.is_switch() {
+            // "we can't proceed through an HCA with DR" (from a LID-routed start).
             self.extend(&mut next, port_num)
+        } else {
+            false
         };
         if go {
             self.issue(

@@ -365,6 +365,12 @@ impl SmpPort {
 
     /// `resolve_guid`: the LID of port GUID `guid`, from an SA PathRecord from this port.
     pub fn resolve_guid(&self, guid: u64) -> Option<u16> {
+        self.resolve_guid_path(guid).map(|pr| pr.dlid)
+    }
+
+    /// `ib_resolve_guid_via`: the SA's PathRecord from this port to port GUID `guid` (its
+    /// DLID and SL make libibmad's portid); `None` after C's warnings.
+    pub fn resolve_guid_path(&self, guid: u64) -> Option<PathRecord> {
         let local = self.local()?;
         let prefix = if local.gid_prefix != 0 {
             local.gid_prefix
@@ -382,12 +388,21 @@ impl SmpPort {
             .or(u16::try_from(local.sm_lid).ok().filter(|&l| l > 0))
         {
             Some(sm) => self.path_record_from(sm, &template, mask),
-            None => self.rpc.sa_get(&template, mask).map_err(|e| {
-                crate::debug::errs("ib_path_query_via", format_args!("{e}"));
-            }),
+            None => {
+                // libibmad's sa_rpc_call: no SM LID to send to (a zeroed portid).
+                crate::debug::debug(
+                    "sa_rpc_call",
+                    format_args!(
+                        "attr 0x{:x} mod 0x0 route DR path slid 0; dlid 0; 0",
+                        ibmad::sa::attr_id::PATH_RECORD
+                    ),
+                );
+                ibwarn("sa_rpc_call", "only lid routes are supported");
+                Err(())
+            }
         };
         match answer {
-            Ok(pr) => Some(pr.dlid),
+            Ok(pr) => Some(pr),
             Err(()) => {
                 ibwarn("ib_path_query_via", "sa call path_query failed");
                 None

@@ -4,7 +4,10 @@
 //!
 //! Options: `-l` one line per link, `-p` HOQ life and VL stall count, `-d` only down ports,
 //! `--switches-only`, `--cas-only`, `--node-name-map`, `-o` SMPs in flight, `-n` hops,
-//! `-D <dr_path>` / `-G <port_guid>` (`-S`) one node (a partial scan from a directed route),
+//! `-D <dr_path>` / `-G <port_guid>` (`-S`) one node (a partial scan from a directed route,
+//! or, as infiniband-diags 44, from the LID an SA PathRecord gives for the GUID: LID-routed,
+//! then LID-routed and directed beyond a switch, never on through a CA; ibsim answers no
+//! such combined route, so there, as with C, a switch's peers are "Port not available"),
 //! `-a` all nodes of a partial scan.
 //!
 //! Cache files (libibnetdisc's, from C or `umad ibnetdiscover --cache`; our text and JSON
@@ -17,8 +20,7 @@
 //!
 //! Differences from C: with `--diffcheck lid` or `nodedesc`, a node whose LID or
 //! description changed gets both headers (C dereferences a null pointer there outside `-l`
-//! mode); `-G` always scans the whole fabric (C scans from
-//! the GUID's LID when the SA resolves it: the output is the same); the "Could be FDR10"
+//! mode); the "Could be FDR10"
 //! hints need Mellanox ExtendedPortInfo LinkSpeedSupported, which the discovery does not
 //! keep (no ibsim device has it).
 
@@ -720,11 +722,19 @@ pub fn open_sweep_port(opts: &CommonOpts, outstanding: Option<usize>) -> Option<
 
 /// Discovers through `sp` with the common options and `-n`, from `from` (default: the
 /// local port).
-pub fn discover(
-    sp: &SmpPort,
-    max_hops: u32,
-    from: Option<ibmad::DrPath>,
-) -> Result<Discovery, String> {
+/// Where a sweep starts: libibnetdisc's `from` portid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// The local port.
+    Local,
+    /// A directed route (`-D`).
+    Dr(ibmad::DrPath),
+    /// A LID (`-G`, resolved through the SA): LID-routed, then directed.
+    Lid(u16),
+}
+
+/// Discovers through `sp` with the common options and `-n`, from `from`.
+pub fn discover(sp: &SmpPort, max_hops: u32, from: Start) -> Result<Discovery, String> {
     let opts = &sp.opts;
     let d_opts = DiscoverOptions {
         max_hops,
@@ -732,7 +742,14 @@ pub fn discover(
             .timeout_ms
             .map(|ms| Duration::from_millis(u64::from(ms))),
         mlx_epi: opts.mlx_epi,
-        from: from.unwrap_or_else(ibmad::DrPath::local),
+        from: match from {
+            Start::Dr(path) => path,
+            _ => ibmad::DrPath::local(),
+        },
+        from_lid: match from {
+            Start::Lid(lid) => lid,
+            _ => 0,
+        },
         ..DiscoverOptions::default()
     };
     ibfabric::discover::discover_with(&sp.rpc, &d_opts).map_err(|e| e.to_string())
@@ -787,9 +804,13 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         return 1;
     }
     let mut from = None;
+    let mut start = None;
     if let Some(dr) = &dr_path {
         match DrRoute::parse(dr) {
-            Some(r) => from = Some(r),
+            Some(r) => {
+                start = Some(Start::Dr(r.path()));
+                from = Some(r);
+            }
             None => ibwarn(
                 "main",
                 &format!("Failed to resolve {dr}; attempting full scan"),
@@ -797,11 +818,12 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     } else if let Some(g) = &guid_str {
         let guid = c_strtoull(g);
-        if guid == 0 || sp.resolve_guid(guid).is_none() {
-            ibwarn(
+        match (guid != 0).then(|| sp.resolve_guid(guid)).flatten() {
+            Some(lid) => start = Some(Start::Lid(lid)),
+            None => ibwarn(
                 "main",
                 &format!("Failed to resolve {g}; attempting full scan\n"),
-            );
+            ),
         }
     }
     let mut wanted_guid = guid_str.as_deref().map(c_strtoull);
@@ -857,7 +879,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
                 return 1;
             }
         },
-        None => match discover_for_links(prog, &opts, &sp, from.as_ref(), max_hops) {
+        None => match discover_for_links(prog, &opts, &sp, start, max_hops) {
             Some(d) => (d.fabric, d.port_infos),
             None => return 1,
         },
@@ -928,29 +950,29 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     exit::OK
 }
 
-/// The discovery `iblinkinfo` runs without a cache: from `from` with `max_hops` (a partial
+/// The discovery `iblinkinfo` runs without a cache: from `start` with `max_hops` (a partial
 /// scan, falling back to the whole fabric), or the whole fabric. `None` after printing C's
 /// message.
 fn discover_for_links(
     prog: &str,
     opts: &CommonOpts,
     sp: &SmpPort,
-    from: Option<&DrRoute>,
+    start: Option<Start>,
     mut max_hops: u32,
 ) -> Option<Discovery> {
     let mut discovery = None;
-    if let Some(r) = from {
+    if let Some(start) = start {
         if max_hops == 0 {
             max_hops = 1;
         }
-        match discover(sp, max_hops, Some(r.path())) {
+        match discover(sp, max_hops, start) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Partial fabric scan failed; attempting full scan\n"),
         }
     }
     match discovery {
         Some(d) => Some(d),
-        None => match discover(sp, max_hops, None) {
+        None => match discover(sp, max_hops, Start::Local) {
             Ok(d) => Some(d),
             Err(e) => {
                 if opts.errors || opts.verbose > 0 {

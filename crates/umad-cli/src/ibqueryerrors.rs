@@ -14,7 +14,20 @@
 //! fabric from an ibnetdisc cache file (C's or `umad ibnetdiscover --cache`'s; our text and
 //! JSON too) instead of discovering it, the counters still read live, as C.
 //!
-//! Differences from C: `-G` scans the whole fabric (the node reported is the same).
+//! The SL to each destination (unless `--skip-sl`) comes from one SA PathRecord GetTable
+//! from the local port (C's `path_record_query` through `sa_query`: no retries, 3 s for the
+//! whole RMPP answer); without it (no SA, an answer cut short or never complete) C's
+//! `Query SA failed: ...; sa call path_query failed` goes to stderr and the tool ends with
+//! status 0 and nothing on stdout, as C. `-G`/`-S` resolve the GUID with a PathRecord (its
+//! SL kept) and discover from that LID with one hop, as libibnetdisc does (see
+//! `iblinkinfo`); `-D` from the route. `tests/ibsim_sa_paths.rs` compares all of it with C
+//! against opensm answering whole tables (both on the drop-in libibumad), and the failures.
+//!
+//! Differences from C: C's `ibwarn: ... sa_query: umad_recv failed: ...` line comes when
+//! its `umad_recv` times out before the send reports its own timeout (C on the drop-in,
+//! whose RMPP receive waits in `umad_recv`); ours only when the request's user-space
+//! deadline ended it: the native transports report an incomplete answer as the send's
+//! timeout.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -33,8 +46,18 @@ use serde_json::{json, Value};
 
 use crate::common::{self, CommonOpts, Parsed};
 use crate::dest::{c_strtoull, ibexit, ibwarn, Dest, DrRoute, SmpPort};
-use crate::iblinkinfo::{self, Links, Show};
+use crate::iblinkinfo::{self, Links, Show, Start};
 use crate::perfquery::{Pma, PmaCaps, ALL_PORTS};
+use crate::saquery::Sa;
+
+/// libibmad's `portid2str` of a PMA's LID-routed portid (`Lid 3`; LID 0, before an SM ran:
+/// `DR path slid 0; dlid 0; 0`).
+fn portid(lid: u16) -> String {
+    Dest::lid(lid).to_c_string()
+}
+
+/// C's `DEFAULT_HALF_WORLD_PR_TIMEOUT`: the time the SL PathRecord table has.
+const DEFAULT_HALF_WORLD_PR_TIMEOUT_MS: u64 = 3000;
 
 /// The default threshold file.
 pub const DEFAULT_THRESHOLD_FILE: &str = "/etc/infiniband-diags/error_thresholds";
@@ -440,10 +463,14 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let map =
         common::open_node_name_map(m.get_one::<PathBuf>("node-name-map").map(|p| p.as_path()));
     let mut from = None;
+    let mut start = None;
     let mut sl = HashMap::new();
     if let Some(dr) = &dr_path {
         match DrRoute::parse(dr) {
-            Some(r) => from = Some(r),
+            Some(r) => {
+                start = Some(Start::Dr(r.path()));
+                from = Some(r);
+            }
             None => ibwarn(
                 "main",
                 &format!("Failed to resolve {dr}; attempting full scan"),
@@ -451,11 +478,12 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     } else if let Some(g) = &guid_str {
         let guid = c_strtoull(g);
-        match (guid != 0).then(|| sp.resolve_guid(guid)).flatten() {
-            Some(lid) => {
+        match (guid != 0).then(|| sp.resolve_guid_path(guid)).flatten() {
+            Some(pr) => {
                 if obtain_sl {
-                    sl.insert(lid, 0);
+                    sl.insert(pr.dlid, pr.sl);
                 }
+                start = Some(Start::Lid(pr.dlid));
             }
             None => ibwarn(
                 "main",
@@ -479,8 +507,8 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
                 return 255;
             }
         }
-    } else if let Some(r) = &from {
-        match iblinkinfo::discover(&sp, 1, Some(r.path())) {
+    } else if let Some(start) = start {
+        match iblinkinfo::discover(&sp, 1, start) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Single node discover failed; attempting full scan"),
         }
@@ -488,7 +516,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let (fabric, port_infos) = match (loaded, discovery) {
         (Some(l), _) => l,
         (None, Some(d)) => (d.fabric, d.port_infos),
-        (None, None) => match iblinkinfo::discover(&sp, 0, None) {
+        (None, None) => match iblinkinfo::discover(&sp, 0, Start::Local) {
             Ok(d) => (d.fabric, d.port_infos),
             Err(e) => {
                 if opts.errors || opts.verbose > 0 {
@@ -621,7 +649,8 @@ fn find_port_node(nodes: &[Node], guid: u64) -> Option<usize> {
 }
 
 /// C's `path_record_query`: the SL to every destination (or to `dguid`), from an SA
-/// PathRecord GetTable; `false` after C's message when the SA does not answer.
+/// PathRecord GetTable (C's `sa_query`, 3 s for the whole answer); `false` after C's
+/// message when there is none.
 fn path_records(sp: &SmpPort, sl: &mut HashMap<u16, u8>, sgid: Gid, dguid: Option<u64>) -> bool {
     let mut template = PathRecord {
         sgid,
@@ -634,11 +663,21 @@ fn path_records(sp: &SmpPort, sl: &mut HashMap<u16, u8>, sgid: Gid, dguid: Optio
         template.dgid = Gid::new(sgid.prefix(), g);
         mask |= comp::DGID;
     }
-    sp.rpc.set_budget(
-        std::time::Duration::from_millis(3000),
-        umad::rpc::DEFAULT_RETRIES,
-    );
-    match sp.rpc.sa_get_table(&template, mask) {
+    if sp.rpc.sa_addr().is_err() {
+        // sa_get_handle: no SM LID (C prints its CA name only when it has none).
+        let ca = if sp.opts.ca.is_some() { "" } else { "(null)" };
+        ibwarn(
+            "sa_get_handle",
+            &format!("No SM/SA found on port {ca}:{}", sp.opts.port),
+        );
+        return false;
+    }
+    let sa = Sa {
+        rpc: sp.rpc.clone(),
+        sm_key: 0,
+        timeout: std::time::Duration::from_millis(DEFAULT_HALF_WORLD_PR_TIMEOUT_MS),
+    };
+    match sa.query(Method::GetTable, &template, mask) {
         Ok(records) => {
             for r in records {
                 sl.insert(r.dlid, r.sl);
@@ -646,13 +685,13 @@ fn path_records(sp: &SmpPort, sl: &mut HashMap<u16, u8>, sgid: Gid, dguid: Optio
             true
         }
         Err(e) => {
-            let why = match e {
-                umad::Error::TimedOut { .. } if sp.opts.debug == 0 => {
-                    "Connection timed out".to_string()
-                }
-                e => e.to_string(),
-            };
-            eprintln!("Query SA failed: {why}; sa call path_query failed");
+            let msg = e.message.unwrap_or_default();
+            if msg.starts_with("Query SA failed: ") {
+                eprintln!("{msg}; sa call path_query failed");
+            } else {
+                // The SA's error status (sa_report_err).
+                eprintln!("{msg}");
+            }
             false
         }
     }
@@ -812,7 +851,10 @@ impl Ctx<'_> {
             if report {
                 self.pma_warn(
                     lid,
-                    &format!("IB_GSI_PORT_COUNTERS query failed on {name}, Lid {lid} port {port}"),
+                    &format!(
+                        "IB_GSI_PORT_COUNTERS query failed on {name}, {} port {port}",
+                        portid(lid)
+                    ),
                 );
             }
             return None;
@@ -825,8 +867,9 @@ impl Ctx<'_> {
                         self.pma_warn(
                             lid,
                             &format!(
-                            "IB_GSI_PORT_COUNTERS_EXT query failed on {name}, Lid {lid} port {port}"
-                        ),
+                                "IB_GSI_PORT_COUNTERS_EXT query failed on {name}, {} port {port}",
+                                portid(lid)
+                            ),
                         );
                     }
                     return None;
@@ -890,7 +933,10 @@ impl Ctx<'_> {
                         None => {
                             ibwarn(
                                 "query_and_dump",
-                                &format!("{aname} query failed on {name}, Lid {lid} port {port}"),
+                                &format!(
+                                    "{aname} query failed on {name}, {} port {port}",
+                                    portid(lid)
+                                ),
                             );
                             self.failures += 1;
                         }
@@ -935,7 +981,10 @@ impl Ctx<'_> {
             None => {
                 ibwarn(
                     "query_cap_mask",
-                    &format!("classportinfo query failed on {name}, Lid {lid0} port {p0}"),
+                    &format!(
+                        "classportinfo query failed on {name}, {} port {p0}",
+                        portid(lid0)
+                    ),
                 );
                 self.failures += 1;
                 PmaCaps {
@@ -1105,7 +1154,10 @@ impl Ctx<'_> {
             let Some(d) = self.answers[n].pce.get(&p).cloned().flatten() else {
                 self.pma_warn(
                     lid,
-                    &format!("IB_GSI_PORT_COUNTERS_EXT query failed on {name}, Lid {lid} port {p}"),
+                    &format!(
+                        "IB_GSI_PORT_COUNTERS_EXT query failed on {name}, {} port {p}",
+                        portid(lid)
+                    ),
                 );
                 return;
             };
@@ -1118,7 +1170,10 @@ impl Ctx<'_> {
             let Some(d) = self.answers[n].pc.get(&p).cloned().flatten() else {
                 self.pma_warn(
                     lid,
-                    &format!("IB_GSI_PORT_COUNTERS query failed on {name}, Lid {lid} port {p}"),
+                    &format!(
+                        "IB_GSI_PORT_COUNTERS query failed on {name}, {} port {p}",
+                        portid(lid)
+                    ),
                 );
                 return;
             };
@@ -1214,7 +1269,10 @@ impl Ctx<'_> {
                     attr_id::PORT_COUNTERS_EXT,
                     port,
                     mask,
-                    format!("Failed to reset extended data counters {name}, Lid {lid} port {port}"),
+                    format!(
+                        "Failed to reset extended data counters {name}, {} port {port}",
+                        portid(lid)
+                    ),
                 ));
             }
         }

@@ -188,9 +188,11 @@ struct Params {
 }
 
 /// A failure that ends the run with C's message and exit code.
-struct Exit {
-    code: i32,
-    message: Option<String>,
+pub(crate) struct Exit {
+    /// The exit code (an errno for a failed query).
+    pub(crate) code: i32,
+    /// The message for stderr.
+    pub(crate) message: Option<String>,
 }
 
 impl Exit {
@@ -694,16 +696,28 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
 }
 
 /// The SA session: the port, the SM key and the records' printing context.
-struct Sa {
-    rpc: Rpc,
-    sm_key: u64,
-    timeout: Duration,
+/// infiniband-diags' `sa_query` (ibdiag_sa.c, shared by saquery and ibqueryerrors): one
+/// request, no retries, `timeout` for the answer (whole, through RMPP).
+pub(crate) struct Sa {
+    /// The engine.
+    pub(crate) rpc: Rpc,
+    /// The SM_Key sent.
+    pub(crate) sm_key: u64,
+    /// The time the answer has.
+    pub(crate) timeout: Duration,
 }
 
 impl Sa {
     /// One SA query: `method` with `template` matched on `mask`; the records, or C's message
-    /// and exit code (the SA's status: `sa_report_err` and EIO; no answer: ETIMEDOUT).
-    fn query<R: SaRecord>(&self, method: Method, template: &R, mask: u64) -> Result<Vec<R>, Exit> {
+    /// and exit code (the SA's status: `sa_report_err` and EIO; no answer: ETIMEDOUT, after
+    /// C's `umad_recv failed` warning when the answer began but never completed, or never
+    /// came: C's `umad_recv` timed out then, rather than the send).
+    pub(crate) fn query<R: SaRecord>(
+        &self,
+        method: Method,
+        template: &R,
+        mask: u64,
+    ) -> Result<Vec<R>, Exit> {
         self.query_mod(method, 0, template, mask)
     }
 
@@ -732,12 +746,23 @@ impl Sa {
         // C dumps these on stdout; here they go to stderr (see crate::debug).
         crate::debug::dump("SA Request:\n", &mad);
         let request = self.rpc.request(mad, addr).timeout(self.timeout).retries(0);
+        let expired_before = self.rpc.stats().deadline_expired;
         let response = self
             .rpc
             .call(request)
             .and_then(|c| c.into_response(self.rpc.port()))
             .map_err(|e| {
                 let timed_out = matches!(e, umad::Error::TimedOut { .. });
+                if timed_out && self.rpc.stats().deadline_expired > expired_before {
+                    // No send completion reported the loss: C's umad_recv timed out.
+                    crate::dest::ibwarn(
+                        "sa_query",
+                        &format!(
+                            "umad_recv failed: attr {:#x}: Connection timed out\n",
+                            R::ATTR_ID
+                        ),
+                    );
+                }
                 let (code, text) = if timed_out {
                     (ETIMEDOUT, "Connection timed out".to_string())
                 } else {

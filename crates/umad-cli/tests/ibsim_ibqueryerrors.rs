@@ -6,31 +6,8 @@
 
 mod common;
 
-use common::{assert_valid, c_run, json_schema, our_run};
+use common::{assert_valid, c_run, json_schema, mask_data, our_run};
 use ibsim_harness::{fabrics_dir, netfile_switches, require_ibsim, Ibsim};
-
-/// `[PortXmitData == 123 (0.480KB)]` and the like with the numbers masked.
-fn mask_data(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find(" [") {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        let end = tail.find(']').map_or(tail.len(), |e| e + 1);
-        let item = &tail[..end];
-        let traffic = ["Data ==", "Pkts =="].iter().any(|k| item.contains(k));
-        if traffic {
-            let name_end = item.find(" ==").unwrap_or(item.len());
-            out.push_str(&item[..name_end]);
-            out.push_str(" == N]");
-        } else {
-            out.push_str(item);
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
-}
 
 /// The first CA of a netfile (its `Hca`/`Ca` line's quoted id).
 fn first_ca(netfile: &std::path::Path) -> String {

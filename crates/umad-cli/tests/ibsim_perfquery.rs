@@ -6,33 +6,8 @@
 
 mod common;
 
-use common::{assert_valid, c_run, json_schema, local_and_neighbor_lids, our_run};
+use common::{assert_valid, c_run, json_schema, local_and_neighbor_lids, mask_traffic, our_run};
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
-
-/// The counters ibsim changes with the tools' own traffic.
-const TRAFFIC: &[&str] = &[
-    "PortXmitData:",
-    "PortRcvData:",
-    "PortXmitPkts:",
-    "PortRcvPkts:",
-    "PortUnicastXmitPkts:",
-    "PortUnicastRcvPkts:",
-    "PortMulticastXmitPkts:",
-    "PortMulticastRcvPkts:",
-    "PortRcvSwitchRelayErrors:",
-];
-
-/// `text` with the traffic counters masked, and C's `argv[0]` (the harness runs C by its
-/// full path, which C's iberror line repeats) shortened to the tool name.
-fn mask_traffic(text: &str) -> String {
-    text.lines()
-        .map(|l| l.strip_prefix("/usr/sbin/").unwrap_or(l))
-        .map(|l| match TRAFFIC.iter().find(|t| l.starts_with(*t)) {
-            Some(t) => format!("{t}<traffic>\n"),
-            None => format!("{l}\n"),
-        })
-        .collect()
-}
 
 fn compare(fabric: &str) {
     let sim = Ibsim::start(fabrics_dir().join(fabric)).expect("ibsim starts");

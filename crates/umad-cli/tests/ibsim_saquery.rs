@@ -10,22 +10,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
+use common::sa::{DropInSa, Ran};
 use common::{assert_valid, join, native, repo_root, run, umad};
-use compat::{require_drop_in, Library};
-use ibsim_harness::{fabrics_dir, find_tool, require_ibsim, Ibsim};
-
-/// The `Hca` node names of a netfile, in order.
-fn hca_names(netfile: &Path) -> Vec<String> {
-    std::fs::read_to_string(netfile)
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with("Hca"))
-        .filter_map(|l| l.split('"').nth(1).map(str::to_string))
-        .collect()
-}
+use compat::require_drop_in;
+use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
 
 /// The `SA Request:`/`SA Response:` dumps of `text` (`-dd`), the TID (MAD bytes 8..16)
 /// masked: C's is random.
@@ -61,47 +49,20 @@ fn sa_dumps(text: &str) -> Vec<String> {
     out
 }
 
-/// Exit code, stdout, stderr.
-type Ran = (i32, String, String);
-
-fn ran(out: std::process::Output) -> Ran {
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
+/// Runs `saquery` both ways.
 struct Setup<'a> {
-    sim: &'a Ibsim,
-    drop_in: PathBuf,
-    tool_node: String,
+    f: DropInSa<'a>,
 }
 
 impl Setup<'_> {
     /// C `saquery <args>` on the drop-in, natively at the tool node.
     fn c(&self, args: &[&str]) -> Ran {
-        let scratch = self.sim.new_scratch_dir("c-saquery").unwrap();
-        let mut cmd = Command::new(find_tool("saquery").expect("saquery installed"));
-        cmd.current_dir(scratch)
-            .env("UMAD_IBSIM", self.sim.socket_name())
-            .env("UMAD_IBSIM_NODE", &self.tool_node)
-            .env_remove("LD_PRELOAD")
-            .env_remove("IBSIM_SOCKNAME")
-            .env_remove("SIM_HOST")
-            .stdin(Stdio::null())
-            .args(args);
-        Library::DropIn(self.drop_in.clone()).apply(&mut cmd);
-        ran(run(&mut cmd))
+        self.f.c("saquery", args)
     }
 
     /// `umad saquery <args>`, natively at the tool node.
     fn ours(&self, args: &[&str]) -> Ran {
-        let mut cmd = native(self.sim, &umad());
-        cmd.env("UMAD_IBSIM_NODE", &self.tool_node)
-            .arg("saquery")
-            .args(args);
-        ran(run(&mut cmd))
+        self.f.ours("saquery", args)
     }
 }
 
@@ -138,29 +99,11 @@ fn compare(fabric: &str, full: bool) {
         return;
     };
     let net = fabrics_dir().join(fabric);
-    let hcas = hca_names(&net);
     let sim = Ibsim::start(&net).expect("ibsim starts");
-    let sm_node = hcas[0].clone();
-    let sock = sim.socket_name().to_string();
-    let dir = drop_in.clone();
-    let _sm = sim
-        .opensm()
-        .configure(move |cmd| {
-            cmd.env_remove("LD_PRELOAD")
-                .env_remove("IBSIM_SOCKNAME")
-                .env_remove("SIM_HOST")
-                .env("UMAD_IBSIM", &sock)
-                .env("UMAD_IBSIM_NODE", &sm_node);
-            Library::DropIn(dir).apply(cmd);
-            Ok(())
-        })
-        .start_daemon()
-        .expect("opensm on the drop-in");
     let s = Setup {
-        sim: &sim,
-        drop_in,
-        tool_node: hcas[1].clone(),
+        f: DropInSa::new(&sim, drop_in),
     };
+    let _sm = s.f.start_sm();
 
     // Values for the queries, from C's own answers.
     let (code, list, _) = s.c(&["-D"]);
@@ -392,7 +335,7 @@ fn compare(fabric: &str, full: bool) {
     let link = sim.workdir().join("saquery");
     std::os::unix::fs::symlink(umad(), &link).unwrap();
     let out = run(native(&sim, &link)
-        .env("UMAD_IBSIM_NODE", &s.tool_node)
+        .env("UMAD_IBSIM_NODE", &s.f.tool_node)
         .arg("-x"));
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), s.c(&["-x"]).1);
@@ -436,9 +379,7 @@ fn no_subnet_manager() {
     let net = fabrics_dir().join("example.net");
     let sim = Ibsim::start(&net).expect("ibsim starts");
     let s = Setup {
-        sim: &sim,
-        drop_in,
-        tool_node: hca_names(&net)[1].clone(),
+        f: DropInSa::new(&sim, drop_in),
     };
     for args in [vec![], vec!["-x"], vec!["-c"], vec!["--src-to-dst", "a:b"]] {
         let (c_code, c_out, c_err) = s.c(&args);

@@ -197,6 +197,55 @@ pub fn join(sim: &ibsim_harness::Ibsim, node: &str, mgid: ibmad::Gid) {
     assert_eq!(sa.status().raw(), 0, "join of {node}");
 }
 
+/// `[PortXmitData == 123 (0.480KB)]` and the like with the numbers masked.
+pub fn mask_data(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(" [") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let end = tail.find(']').map_or(tail.len(), |e| e + 1);
+        let item = &tail[..end];
+        let traffic = ["Data ==", "Pkts =="].iter().any(|k| item.contains(k));
+        if traffic {
+            let name_end = item.find(" ==").unwrap_or(item.len());
+            out.push_str(&item[..name_end]);
+            out.push_str(" == N]");
+        } else {
+            out.push_str(item);
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The counters ibsim changes with the tools' own traffic.
+pub const TRAFFIC: &[&str] = &[
+    "PortXmitData:",
+    "PortRcvData:",
+    "PortXmitPkts:",
+    "PortRcvPkts:",
+    "PortUnicastXmitPkts:",
+    "PortUnicastRcvPkts:",
+    "PortMulticastXmitPkts:",
+    "PortMulticastRcvPkts:",
+    "PortRcvSwitchRelayErrors:",
+];
+
+/// `text` with the traffic counters masked, and C's `argv[0]` (the harness runs C by its
+/// full path, which C's iberror line repeats) shortened to the tool name.
+pub fn mask_traffic(text: &str) -> String {
+    text.lines()
+        .map(|l| l.strip_prefix("/usr/sbin/").unwrap_or(l))
+        .map(|l| match TRAFFIC.iter().find(|t| l.starts_with(*t)) {
+            Some(t) => format!("{t}<traffic>\n"),
+            None => format!("{l}\n"),
+        })
+        .collect()
+}
+
+pub mod sa;
 pub mod smp;
 
 /// The schema `docs/json/<name>`, parsed.
