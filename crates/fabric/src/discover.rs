@@ -309,11 +309,17 @@ impl Discovery {
 /// Only when the self look-ups fail or the rpc itself fails; unreachable parts of the fabric
 /// are reported in [`Discovery::missed`].
 pub fn discover(port: umad::Port, opts: &DiscoverOptions) -> umad::Result<Discovery> {
-    let rpc = match opts.outstanding {
+    discover_with(&engine(port, opts), opts)
+}
+
+/// The [`Rpc`] [`discover`] makes over `port`: its window is
+/// [`DiscoverOptions::outstanding`], else the rpc default. For callers that want to set it
+/// up (an observer, a budget) before [`discover_with`].
+pub fn engine(port: umad::Port, opts: &DiscoverOptions) -> Rpc {
+    match opts.outstanding {
         Some(n) => Rpc::with_window(port, umad::rpc::Window::of(n)),
         None => Rpc::new(port),
-    };
-    discover_with(&rpc, opts)
+    }
 }
 
 /// Discovers the fabric with an existing [`Rpc`] (its window and budget). Discovery collects

@@ -97,7 +97,7 @@ pub struct CommonOpts {
     pub errors: bool,
     /// `-v`, counted.
     pub verbose: u8,
-    /// `-d`, counted.
+    /// `-d`, counted (also set process-wide for [`crate::debug`]).
     pub debug: u8,
     /// `MLX_EPI` from the config file (default true): read Mellanox ExtendedPortInfo.
     pub mlx_epi: bool,
@@ -558,6 +558,7 @@ impl CommonOpts {
         if opts.debug > 0 {
             opts.errors = true;
         }
+        crate::debug::set(opts.debug, opts.errors);
         Ok(opts)
     }
 

@@ -25,9 +25,18 @@ use crate::exit;
 const DEFAULT_SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
 
 /// Prints `<prog>: iberror: failed: <msg>` on stdout, as infiniband-diags' `IBEXIT`, and
-/// returns its exit code (255).
+/// returns its exit code (255). With `-d`, C's form names the pid and the function:
+/// `<prog>: iberror: [pid <pid>] main: failed: <msg>` (every single-query tool fails from
+/// its `main`; here the function is always named `main`).
 pub fn ibexit(prog: &str, msg: &str) -> i32 {
-    println!("{prog}: iberror: failed: {msg}");
+    if crate::debug::level() > 0 {
+        println!(
+            "{prog}: iberror: [pid {}] main: failed: {msg}",
+            std::process::id()
+        );
+    } else {
+        println!("{prog}: iberror: failed: {msg}");
+    }
     exit::FAILURE
 }
 
@@ -40,9 +49,40 @@ pub fn report(prog: &str, e: &CliError) -> i32 {
     }
 }
 
-/// A warning on stderr in libibmad's `IBWARN` form (`ibwarn: [pid] func: msg`).
-pub fn ibwarn(func: &str, msg: &str) {
-    eprintln!("ibwarn: [{}] {func}: {msg}", std::process::id());
+pub use crate::debug::ibwarn;
+
+/// libibmad's `MAD_DEF_RETRIES`: how many attempts `_do_madrpc` makes in all.
+pub const C_ATTEMPTS: u32 = 3;
+
+/// libibmad's `mad_rpc` after `_do_madrpc` (`func`: the C function that reports, `mad_rpc`
+/// or `mad_rpc_rmpp`): the response of `done`, or `None` after C's lines (the `ERRS`
+/// retries and timeout with `-e`/`-d`, then `_do_madrpc failed; dport (<dest>)`).
+pub fn mad_rpc_result(
+    func: &str,
+    port: &umad::Port,
+    dest: &str,
+    done: umad::Result<umad::rpc::Completion>,
+) -> Option<umad::rpc::Response> {
+    let got = done.and_then(|c| {
+        if matches!(c.outcome, umad::rpc::Outcome::Timeout) {
+            crate::debug::timed_out(
+                &c.request.mad,
+                c.request.retries.saturating_add(1),
+                c.request.timeout.as_millis() as u64,
+            );
+        }
+        c.into_response(port)
+    });
+    match got {
+        Ok(r) => Some(r),
+        Err(e) => {
+            if !matches!(e, umad::Error::TimedOut { .. }) {
+                crate::debug::errs(func, format_args!("{e}"));
+            }
+            ibwarn(func, &format!("_do_madrpc failed; dport ({dest})"));
+            None
+        }
+    }
 }
 
 /// C's `strtol(s, NULL, 0)` ([`ibfabric::cnum::strtol`]): leading blanks, a sign, `0x` hex /
@@ -143,8 +183,10 @@ impl Dest {
             Some(dr) => {
                 let mut mad = Smp::dr_request(method, attr_id, attr_mod, 0, &dr.path());
                 let mut smp = Smp::new_unchecked(&mut mad[..]);
-                smp.set_dr_slid(dr.slid);
-                smp.set_dr_dlid(dr.dlid);
+                // libibmad's mad_encode: a DrSLID/DrDLID of 0 goes out as the permissive LID.
+                let permissive = |l: u16| if l == 0 { 0xffff } else { l };
+                smp.set_dr_slid(permissive(dr.slid));
+                smp.set_dr_dlid(permissive(dr.dlid));
                 // Combined routing: LID routed to the LID, directed from there.
                 let addr = if self.lid > 0 {
                     MadAddr::smi(self.lid)
@@ -180,6 +222,10 @@ pub struct SmpPort {
     pub rpc: Rpc,
     /// The common options.
     pub opts: CommonOpts,
+    /// The engine's observer prints every SMP's `-d` line as it is sent
+    /// ([`crate::debug::attach_pipelined`], for the sweeping tools): [`send`](Self::send)
+    /// then prints none of its own.
+    pub pipelined: bool,
 }
 
 impl SmpPort {
@@ -187,10 +233,15 @@ impl SmpPort {
     /// C's `Failed to open '<ca>' port '<n>'` failure (the exit code is [`exit::FAILURE`]).
     pub fn open(prog: &str, opts: &CommonOpts) -> Option<SmpPort> {
         match opts.open_smi_port() {
-            Ok(port) => Some(SmpPort {
-                rpc: Rpc::new(Arc::new(port)),
-                opts: opts.clone(),
-            }),
+            Ok(port) => {
+                let rpc = Rpc::new(Arc::new(port));
+                crate::debug::attach(&rpc);
+                Some(SmpPort {
+                    rpc,
+                    opts: opts.clone(),
+                    pipelined: false,
+                })
+            }
             Err(e) => {
                 eprintln!("{prog}: {e}");
                 let ca = opts.ca.as_deref().unwrap_or("(null)");
@@ -223,28 +274,25 @@ impl SmpPort {
             let n = d.len().min(area.len());
             area[..n].copy_from_slice(&d[..n]);
         }
+        let func = if method == Method::Set {
+            "smp_set_status_via"
+        } else {
+            "smp_query_status_via"
+        };
+        let route = dest.to_c_string();
+        if !self.pipelined {
+            crate::debug::debug(
+                func,
+                format_args!("attr 0x{attr_id:x} mod 0x{attr_mod:x} route {route}"),
+            );
+        }
         let req = self
             .rpc
             .request(mad, addr)
             .timeout(self.timeout())
-            .retries(umad::rpc::DEFAULT_RETRIES);
-        let got = self
-            .rpc
-            .call(req)
-            .and_then(|c| c.into_response(self.rpc.port()));
-        match got {
-            Ok(r) => Some(r.mad),
-            Err(e) => {
-                ibwarn(
-                    "mad_rpc",
-                    &format!("_do_madrpc failed; dport ({})", dest.to_c_string()),
-                );
-                if self.opts.errors {
-                    ibwarn("mad_rpc", &e.to_string());
-                }
-                None
-            }
-        }
+            .retries(C_ATTEMPTS - 1);
+        let done = self.rpc.call(req);
+        mad_rpc_result("mad_rpc", self.rpc.port(), &route, done).map(|r| r.mad)
     }
 
     /// `smp_query_via` / `smp_set_via`: the attribute data (64 bytes) of a successful
@@ -262,15 +310,13 @@ impl SmpPort {
         let smp = Smp::new_checked(&mad[..]).ok()?;
         let status = smp.status().raw() & 0x7fff;
         if status != 0 {
-            if self.opts.errors {
-                ibwarn(
-                    "mad_rpc",
-                    &format!(
-                        "MAD completed with error status 0x{status:x}; dport ({})",
-                        dest.to_c_string()
-                    ),
-                );
-            }
+            crate::debug::errs(
+                "mad_rpc",
+                format_args!(
+                    "MAD completed with error status 0x{status:x}; dport ({})",
+                    dest.to_c_string()
+                ),
+            );
             return None;
         }
         Some(smp.data().to_vec())
@@ -300,10 +346,13 @@ impl SmpPort {
                 let lid = c_strtol(text);
                 lid_valid(lid).then(|| Dest::lid(lid as u16))
             }
-            DestType::DrPath => DrRoute::parse(text).map(|dr| Dest {
-                lid: 0,
-                dr: Some(dr),
-            }),
+            DestType::DrPath => {
+                crate::debug::debug("str2drpath", format_args!("DR str: {text}"));
+                DrRoute::parse(text).map(|dr| Dest {
+                    lid: 0,
+                    dr: Some(dr),
+                })
+            }
             DestType::Guid => {
                 let guid = c_strtoull(text);
                 if guid == 0 {
@@ -334,27 +383,27 @@ impl SmpPort {
             ..PathRecord::default()
         };
         let mask = comp::DGID | comp::SGID;
-        let answer = match self.sm_lid() {
+        let answer = match self
+            .sm_lid()
+            .or(u16::try_from(local.sm_lid).ok().filter(|&l| l > 0))
+        {
             Some(sm) => self.path_record_from(sm, &template, mask),
-            None => self.rpc.sa_get(&template, mask),
+            None => {
+                // libibmad's sa_rpc_call: no SM LID to send to (a zeroed portid).
+                crate::debug::debug(
+                    "sa_rpc_call",
+                    format_args!(
+                        "attr 0x{:x} mod 0x0 route DR path slid 0; dlid 0; 0",
+                        ibmad::sa::attr_id::PATH_RECORD
+                    ),
+                );
+                ibwarn("sa_rpc_call", "only lid routes are supported");
+                Err(())
+            }
         };
         match answer {
             Ok(pr) => Some(pr),
-            Err(e) => {
-                if self.sm_lid().is_none() && local.sm_lid == 0 {
-                    // libibmad's sa_rpc_call: no SM LID to send to.
-                    ibwarn("sa_rpc_call", "only lid routes are supported");
-                } else if matches!(e, umad::Error::TimedOut { .. }) {
-                    // libibmad's mad_rpc_rmpp: no answer from the SA.
-                    let sa = self.sm_lid().unwrap_or(local.sm_lid as u16);
-                    ibwarn(
-                        "mad_rpc_rmpp",
-                        &format!("_do_madrpc failed; dport (Lid {sa})"),
-                    );
-                }
-                if self.opts.errors {
-                    ibwarn("ib_path_query_via", &e.to_string());
-                }
+            Err(()) => {
                 ibwarn("ib_path_query_via", "sa call path_query failed");
                 None
             }
@@ -373,29 +422,46 @@ impl SmpPort {
             .map(|l| l as u16)
     }
 
-    /// An SA Get of the PathRecord matching `template` from the SA at `sm_lid`.
+    /// An SA Get of the PathRecord matching `template` from the SA at `sm_lid`, as
+    /// libibmad's `sa_rpc_call` and `mad_rpc_rmpp` (their `-d` lines, their failures).
     fn path_record_from(
         &self,
         sm_lid: u16,
         template: &PathRecord,
         mask: u64,
-    ) -> umad::Result<PathRecord> {
+    ) -> Result<PathRecord, ()> {
+        let route = Dest::lid(sm_lid).to_c_string();
+        crate::debug::debug(
+            "sa_rpc_call",
+            format_args!(
+                "attr 0x{:x} mod 0x0 route {route}",
+                ibmad::sa::attr_id::PATH_RECORD
+            ),
+        );
         let mad = ibmad::sa::SaMad::get_request(template, mask, 0);
+        // C prints the address of its receive buffer.
+        crate::debug::debug(
+            "mad_rpc_rmpp",
+            format_args!("rmpp (nil) data {:p}", mad.as_ptr()),
+        );
         let req = self
             .rpc
             .request(mad, MadAddr::gsi(sm_lid))
-            .timeout(self.timeout());
-        let r = self.rpc.call(req)?.into_response(self.rpc.port())?;
-        let bad = |reason: String| umad::Error::BadResponse {
-            ca: self.rpc.port().ca_name().to_string(),
-            port: self.rpc.port().port_num(),
-            what: format!("SA PathRecord from LID {sm_lid}"),
-            reason,
+            .timeout(self.timeout())
+            .retries(C_ATTEMPTS - 1);
+        let r =
+            mad_rpc_result("mad_rpc_rmpp", self.rpc.port(), &route, self.rpc.call(req)).ok_or(())?;
+        let bad = |reason: String| {
+            crate::debug::errs("ib_path_query_via", format_args!("{reason}"));
         };
         let sa = ibmad::sa::SaMad::new_checked(&r.mad[..]).map_err(|e| bad(e.to_string()))?;
         let status = sa.status().raw();
         if status != 0 {
-            return Err(bad(format!("MAD status 0x{status:04x}")));
+            crate::debug::errs(
+                "mad_rpc_rmpp",
+                format_args!("MAD completed with error status 0x{status:x}; dport ({route})"),
+            );
+            return Err(());
         }
         PathRecord::parse(sa.data()).map_err(|e| bad(e.to_string()))
     }

@@ -150,9 +150,13 @@ fn discover(opts: &CommonOpts) -> Option<Fabric> {
         mlx_epi: opts.mlx_epi,
         ..DiscoverOptions::default()
     };
-    ibfabric::discover::discover(port, &d_opts)
-        .ok()
-        .map(|d| d.fabric)
+    {
+        let rpc = ibfabric::discover::engine(port, &d_opts);
+        crate::debug::attach_pipelined(&rpc);
+        ibfabric::discover::discover_with(&rpc, &d_opts)
+    }
+    .ok()
+    .map(|d| d.fabric)
 }
 
 /// Every switch's table, in libibnetdisc's order.

@@ -712,9 +712,11 @@ pub fn open_sweep_port(opts: &CommonOpts, outstanding: Option<usize>) -> Option<
         Some(n) => Rpc::with_window(Arc::new(port), umad::rpc::Window::of(n)),
         None => Rpc::new(Arc::new(port)),
     };
+    crate::debug::attach_pipelined(&rpc);
     Some(SmpPort {
         rpc,
         opts: opts.clone(),
+        pipelined: true,
     })
 }
 

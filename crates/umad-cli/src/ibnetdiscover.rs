@@ -462,7 +462,11 @@ fn discover(opts: &Options) -> Result<Fabric, CliError> {
         progress: Some(on_node),
         ..DiscoverOptions::default()
     };
-    let result = ibfabric::discover::discover(port, &d_opts);
+    let result = {
+        let rpc = ibfabric::discover::engine(port, &d_opts);
+        crate::debug::attach_pipelined(&rpc);
+        ibfabric::discover::discover_with(&rpc, &d_opts)
+    };
     if let Ok(mut p) = display.lock() {
         p.finish();
     }

@@ -267,12 +267,14 @@ impl Run<'_> {
     }
 
     /// `get_port_info`: port `portnum`'s PortInfo, and whether extended speeds apply (the
-    /// capability of port 0 for a switch, of the port itself otherwise).
+    /// capability of port 0 for a switch, of the port itself otherwise). `held`: what C's
+    /// buffer holds before the query (the NodeInfo), which its Get carries as payload.
     fn port_info(
         &self,
         dest: &Dest,
         portnum: i32,
         is_switch: bool,
+        held: &[u8],
     ) -> Result<(Vec<u8>, bool), Failed> {
         let port0 = if is_switch {
             Some(self.port.get(dest, id::PORT_INFO, 0).ok_or_else(|| {
@@ -283,7 +285,7 @@ impl Run<'_> {
         };
         let data = self
             .port
-            .get(dest, id::PORT_INFO, portnum as u32)
+            .query(dest, Method::Get, id::PORT_INFO, portnum as u32, Some(held))
             .ok_or_else(|| Failed("get_port_info", "smp query portinfo failed".into()))?;
         let info = port0.as_deref().unwrap_or(&data);
         let espeed_cap = pi_get(info, "CapMask") as u32 & CAP_EXT_SPEEDS != 0;
@@ -431,7 +433,7 @@ fn execute(r: &mut Run<'_>, dest: &Dest, portnum: i32, req: &Request) -> Result<
     } else {
         r.out.push_str(&format!("{kind} PortInfo:\n"));
     }
-    let (mut data, espeed_cap) = r.port_info(dest, portnum, is_switch)?;
+    let (mut data, espeed_cap) = r.port_info(dest, portnum, is_switch, &ni)?;
     let shown = r.show_port_info(dest, &data, portnum, espeed_cap, is_switch);
     r.doc.insert("port_info".into(), shown);
     let mlnx = r.port.opts.mlx_epi
@@ -694,7 +696,7 @@ fn check_peer(
     let rem_dev = dump::get_bits(&pni, 240, 16) as u16;
     let peer_port = dump::get_bits(&pni, 288, 8) as i32;
     r.out.push_str("Peer PortInfo:\n");
-    let (pdata, peer_espeed_cap) = r.port_info(&peer, peer_port, is_peer_switch)?;
+    let (pdata, peer_espeed_cap) = r.port_info(&peer, peer_port, is_peer_switch, &pni)?;
     let rem_mlnx = r.port.opts.mlx_epi
         && ibfabric::discover::mlnx_ext_port_info_supported(rem_vendor, rem_dev);
     if rem_mlnx {

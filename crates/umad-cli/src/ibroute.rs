@@ -225,6 +225,7 @@ impl Tables<'_> {
 
     /// C's `check_switch`: NodeInfo, NodeDescription, SwitchInfo, or C's reason.
     fn check_switch(&self, dest: &Dest) -> Result<Switch, &'static str> {
+        crate::debug::ibdebug("check_switch", format_args!("checking node type"));
         let ni = self
             .port
             .get(dest, id::NODE_INFO, 0)
@@ -238,6 +239,10 @@ impl Tables<'_> {
         if ni.node_type != NodeType::Switch {
             return Err("not a switch");
         }
+        crate::debug::ibdebug(
+            "check_switch",
+            format_args!("Gathering information about switch"),
+        );
         let info = self
             .port
             .get_attr::<SwitchInfo>(dest, 0)
@@ -313,6 +318,11 @@ impl Tables<'_> {
             "Unicast lids [0x{start:x}-0x{end:x}] of switch {} guid 0x{:016x} ({}):\n",
             sw.address, sw.guid, sw.name
         );
+        // C's format ends with its own newline, so the line is followed by an empty one.
+        crate::debug::ibdebug(
+            "dump_unicast_tables",
+            format_args!("Switch top is 0x{top:x}\n"),
+        );
         text.push_str("  Lid  Out   Destination\n       Port     Info \n");
         let mut entries = Vec::new();
         let mut lids = LidCache::default();
@@ -321,6 +331,7 @@ impl Tables<'_> {
         let mut complete = true;
         let mut lft = LinearForwardingTable::default();
         for block in first_block..end_block {
+            crate::debug::ibdebug("dump_unicast_tables", format_args!("reading block {block}"));
             match self.port.get_attr(dest, block) {
                 Some(table) => lft = table,
                 None => {
@@ -463,6 +474,10 @@ impl Tables<'_> {
         'blocks: for block in start / MLIDS_PER_BLOCK..=end / MLIDS_PER_BLOCK {
             for (j, chunk) in mft.iter_mut().take(chunks as usize).enumerate() {
                 let attr_mod = (block - MIN_MCAST_LID / MLIDS_PER_BLOCK) | ((j as u32) << 28);
+                crate::debug::ibdebug(
+                    "dump_multicast_tables",
+                    format_args!("reading block {block:x} chunk {j} mod {attr_mod:x}"),
+                );
                 let Some(table) = self
                     .port
                     .get_attr::<MulticastForwardingTable>(dest, attr_mod)

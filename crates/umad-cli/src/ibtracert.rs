@@ -140,8 +140,10 @@ impl PortId {
                 lid: 0,
                 dr: Some(DrRoute {
                     elems: self.p[..=self.cnt].to_vec(),
-                    slid: 0xffff,
-                    dlid: 0xffff,
+                    // C's portid is zeroed: its route reads `slid 0; dlid 0` (libibmad
+                    // sends 0 as the permissive LID, see `Dest::smp`).
+                    slid: 0,
+                    dlid: 0,
                 }),
             }
         }
@@ -220,6 +222,14 @@ impl Tracer<'_> {
             .chars()
             .map(|c| if (' '..='~').contains(&c) { c } else { ' ' })
             .collect();
+        crate::debug::ibdebug(
+            "get_node",
+            format_args!(
+                "portid {}: got node {:x} '{desc}'",
+                portid.describe(),
+                ni.node_guid
+            ),
+        );
         Some((
             TNode {
                 ntype: u8::from(ni.node_type),
@@ -255,7 +265,17 @@ impl Tracer<'_> {
             .port
             .get_attr::<LinearForwardingTable>(&d, lid / LIDS_PER_BLOCK)
         {
-            Some(fdb) => i32::from(fdb.ports[(lid % LIDS_PER_BLOCK) as usize]),
+            Some(fdb) => {
+                let out = fdb.ports[(lid % LIDS_PER_BLOCK) as usize];
+                crate::debug::ibdebug(
+                    "switch_lookup",
+                    format_args!(
+                        "portid {}: forward lid {lid} to port {out}",
+                        portid.describe()
+                    ),
+                );
+                i32::from(out)
+            }
             None => -1,
         }
     }
@@ -332,6 +352,7 @@ impl Tracer<'_> {
         let mut nodes = [TNode::default(), TNode::default()];
         let mut ports = [TPort::default(), TPort::default()];
         let mut to_port = TPort::default();
+        crate::debug::ibdebug(func, format_args!("from {}", from.describe()));
         match (self.get_node(from), self.get_node(to)) {
             (Some((fnode, fport)), Some((_, tport))) => {
                 nodes[0] = fnode;
@@ -405,6 +426,7 @@ impl Tracer<'_> {
                 break;
             }
             if nodes[cur].ntype == 2 {
+                crate::debug::ibdebug(func, format_args!("switch node"));
                 outport = next_sw_outport;
                 if !from.extend(outport as u32) {
                     ibwarn(func, "Direct path too long!");
@@ -426,6 +448,7 @@ impl Tracer<'_> {
             } else if nodes[cur].ntype == 1 || nodes[cur].ntype == 3 {
                 let mut ca_src = false;
                 outport = portnum as i32;
+                crate::debug::ibdebug(func, format_args!("ca or router node"));
                 if !self.sameport(&ports[cur], &from_port) {
                     ibwarn(
                         func,
@@ -437,6 +460,10 @@ impl Tracer<'_> {
                     return Err(());
                 }
                 if from.cnt > 0 {
+                    crate::debug::ibdebug(
+                        func,
+                        format_args!("ca or router node - return back 1 hop"),
+                    );
                     from.cnt -= 1;
                 } else {
                     ca_src = true;

@@ -13,6 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 pub mod common;
+pub mod debug;
 pub mod dest;
 pub mod dump_fts;
 pub mod ibaddr;

@@ -261,6 +261,9 @@ impl Pma<'_> {
         port: u8,
         fill: impl FnOnce(&mut [u8]),
     ) -> Option<Vec<u8>> {
+        if method == Method::Get {
+            crate::debug::debug("pma_query_via", format_args!("lid {lid} port {port}"));
+        }
         let rpc = &self.port.rpc;
         let done = rpc.call(self.request(lid, 0, method, attr, port, fill));
         self.interpret(lid, done)
@@ -286,7 +289,7 @@ impl Pma<'_> {
             .rpc
             .request(mad, addr)
             .timeout(self.timeout())
-            .retries(umad::rpc::DEFAULT_RETRIES)
+            .retries(crate::dest::C_ATTEMPTS - 1)
     }
 
     /// The data area of a completed [`request`](Self::request) to `lid`, or `None` after
@@ -297,31 +300,14 @@ impl Pma<'_> {
         done: umad::Result<umad::rpc::Completion>,
     ) -> Option<Vec<u8>> {
         let rpc = &self.port.rpc;
-        let dest = Dest::lid(lid);
-        let r = match done.and_then(|c| c.into_response(rpc.port())) {
-            Ok(r) => r,
-            Err(e) => {
-                ibwarn(
-                    "mad_rpc",
-                    &format!("_do_madrpc failed; dport ({})", dest.to_c_string()),
-                );
-                if self.port.opts.errors {
-                    ibwarn("mad_rpc", &e.to_string());
-                }
-                return None;
-            }
-        };
+        let dest = Dest::lid(lid).to_c_string();
+        let r = crate::dest::mad_rpc_result("mad_rpc", rpc.port(), &dest, done)?;
         let status = ibmad::Mad::new_checked(&r.mad[..]).ok()?.status().raw();
         if status != 0 {
-            if self.port.opts.errors {
-                ibwarn(
-                    "mad_rpc",
-                    &format!(
-                        "MAD completed with error status 0x{status:x}; dport ({})",
-                        dest.to_c_string()
-                    ),
-                );
-            }
+            crate::debug::errs(
+                "mad_rpc",
+                format_args!("MAD completed with error status 0x{status:x}; dport ({dest})"),
+            );
             return None;
         }
         ibmad::perf::data(&r.mad).ok().map(<[u8]>::to_vec)
@@ -349,6 +335,10 @@ impl Pma<'_> {
     /// `performance_reset_via`: Set `attr` of `port` at `lid` with CounterSelect = the low
     /// 16 bits of `mask` (0: all), the rest in CounterSelect2.
     pub fn reset(&self, lid: u16, attr: u16, port: u8, mask: u32) -> Option<Vec<u8>> {
+        crate::debug::debug(
+            "performance_reset_via",
+            format_args!("lid {lid} port {port} mask 0x{mask:x}"),
+        );
         let done = self
             .port
             .rpc

@@ -743,6 +743,8 @@ impl Sa {
                 format!("saquery: iberror: failed: Failed to bind to the SA: {e}"),
             )
         })?;
+        // C dumps these on stdout; here they go to stderr (see crate::debug).
+        crate::debug::dump("SA Request:\n", &mad);
         let request = self.rpc.request(mad, addr).timeout(self.timeout).retries(0);
         let expired_before = self.rpc.stats().deadline_expired;
         let response = self
@@ -768,6 +770,7 @@ impl Sa {
                 };
                 Exit::new(code, format!("Query SA failed: {text}"))
             })?;
+        crate::debug::dump("SA Response:\n", &response.mad);
         let bad = |e: ibmad::Error| Exit::new(EIO, format!("Query SA failed: {e}"));
         let sa = SaMad::new_checked(&response.mad[..]).map_err(bad)?;
         let status = sa.status().raw();

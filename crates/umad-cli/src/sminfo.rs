@@ -97,7 +97,8 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let got = if modifier != 0 {
         port.query(&dest, Method::Set, id::SM_INFO, modifier, Some(&data))
     } else {
-        port.query(&dest, Method::Get, id::SM_INFO, 0, None)
+        // C's Get carries the same data (its buffer is filled before either).
+        port.query(&dest, Method::Get, id::SM_INFO, 0, Some(&data))
     };
     let Some(r) = got else {
         return ibexit(prog, "query");

@@ -68,6 +68,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         return exit::USAGE;
     }
     let dest = if opts.dest == DestType::DrPath {
+        crate::debug::ibdebug("str2DRPath", format_args!("DR str: {}", args[0]));
         match DrRoute::parse(&args[0]) {
             Some(dr) => Dest {
                 lid: 0,
@@ -93,6 +94,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     };
     let rpc = umad::rpc::Rpc::new(std::sync::Arc::new(port));
     let (mad, addr) = dest.smp(Method::Get, attr, modifier, 0);
+    crate::debug::dump("before send:\n", &mad);
     let req = rpc.request(mad, addr).timeout(timeout).retries(0);
     let reply = rpc
         .call(req)
@@ -100,6 +102,9 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .and_then(|c| c.outcome.response().map(|r| r.mad.clone()));
     // No answer: C dumps the request it gets back.
     let reply = reply.unwrap_or_else(|| mad.to_vec());
+    if crate::debug::level() > 0 {
+        eprintln!("{} bytes received", reply.len());
+    }
     let Ok(smp) = Smp::new_checked(&reply[..]) else {
         return ibpanic("recv error: short MAD");
     };

@@ -15,6 +15,40 @@ use common::{assert_valid, join, native, repo_root, run, umad};
 use compat::require_drop_in;
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
 
+/// The `SA Request:`/`SA Response:` dumps of `text` (`-dd`), the TID (MAD bytes 8..16)
+/// masked: C's is random.
+fn sa_dumps(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = None;
+    for l in text.lines() {
+        if l == "SA Request:" || l == "SA Response:" {
+            out.push(l.to_string());
+            line = Some(0);
+            continue;
+        }
+        let hex = !l.is_empty()
+            && l.split(' ').all(|g| {
+                g.is_empty() || (g.len() <= 4 && g.bytes().all(|b| b.is_ascii_hexdigit()))
+            });
+        match line {
+            Some(0) if hex => {
+                let mut g: Vec<&str> = l.split(' ').collect();
+                for x in g.iter_mut().skip(4).take(4) {
+                    *x = "xxxx";
+                }
+                out.push(g.join(" "));
+                line = Some(1);
+            }
+            Some(n) if hex => {
+                out.push(l.to_string());
+                line = Some(n + 1);
+            }
+            _ => line = None,
+        }
+    }
+    out
+}
+
 /// Runs `saquery` both ways.
 struct Setup<'a> {
     f: DropInSa<'a>,
@@ -104,6 +138,20 @@ fn compare(fabric: &str, full: bool) {
     let map = sim.workdir().join("node-name-map");
     std::fs::write(&map, format!("{guid} \"mapped name\"\n")).unwrap();
     let map = map.to_str().unwrap().to_string();
+
+    // -dd: saquery's `SA Request:`/`SA Response:` dumps (C: stdout; ours: stderr).
+    for args in [vec!["-dd", "NR", lid1.as_str()], vec!["-dd", "PR", &sd]] {
+        let (cc, c_out, _) = s.c(&args);
+        let (oc, o_out, o_err) = s.ours(&args);
+        assert_eq!(cc, oc, "saquery {args:?}");
+        let c_dumps = sa_dumps(&c_out);
+        assert!(c_dumps.len() > 10, "saquery {args:?}: C dumped {c_out}");
+        assert_eq!(sa_dumps(&o_err), c_dumps, "saquery {args:?}: the dumps");
+        assert!(
+            sa_dumps(&o_out).is_empty(),
+            "saquery {args:?}: stdout has no dump"
+        );
+    }
 
     let mut cases: Vec<Vec<&str>> = vec![
         vec![],

@@ -28,6 +28,13 @@
 //! answers a handful of MADs per destination at a time. 16–64 is past the knee everywhere
 //! and safe on every transport.
 //!
+//! # Watching the MADs
+//!
+//! [`Rpc::set_observer`] installs a callback that sees every MAD the engine hands to the
+//! port and every MAD it reads for its agents ([`MadEvent`]), for debug dumps such as
+//! libibmad's `_do_madrpc` ones at `ibdebug > 1`. Without one the engine only tests an
+//! `Option` per MAD.
+//!
 //! # Example: pipelined NodeInfo
 //!
 //! ```no_run
@@ -202,6 +209,33 @@ impl Request {
     }
 }
 
+/// What an observer (see [`Rpc::set_observer`]) is shown.
+#[derive(Debug, Clone, Copy)]
+pub enum MadEvent<'a> {
+    /// A request about to be handed to the port (its TID already set). Sent once, however
+    /// often the transport then retries it.
+    Sending {
+        /// The request's MAD.
+        mad: &'a [u8],
+        /// Where it goes.
+        addr: &'a MadAddr,
+    },
+    /// A MAD read for the engine's agents, before it is matched: a response, a stray, or a
+    /// request the transport gave back with a failure `status` (e.g. `ETIMEDOUT`).
+    Received {
+        /// The MAD (for RMPP: the whole reassembled message).
+        mad: &'a [u8],
+        /// Where it came from.
+        addr: &'a MadAddr,
+        /// The transport's status: 0, or an errno.
+        status: u32,
+    },
+}
+
+/// A callback that watches an engine's MADs (see [`Rpc::set_observer`]). It runs with the
+/// engine's lock held: it must not call back into the same [`Rpc`].
+pub type Observer = Arc<dyn Fn(&MadEvent<'_>) + Send + Sync>;
+
 /// Identifies a submitted request; its [`Completion`] carries the same ticket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Ticket(pub u64);
@@ -374,11 +408,23 @@ struct State {
     sleepers: usize,
     /// Timeout and retries of the requests the typed one-liners make.
     budget: Option<(Duration, u32)>,
+    /// See [`Rpc::set_observer`].
+    observer: Option<ObserverSlot>,
     stats: RpcStats,
     #[cfg(feature = "async")]
     futures: HashMap<Ticket, Arc<future::Slot>>,
     #[cfg(feature = "async")]
     pumping: bool,
+}
+
+/// An [`Observer`] in [`State`] (which derives `Debug`).
+#[derive(Clone)]
+struct ObserverSlot(Observer);
+
+impl fmt::Debug for ObserverSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Observer")
+    }
 }
 
 /// The completions of one handle's [`Rpc::submit`]s, for its [`Rpc::next`].
@@ -597,6 +643,14 @@ impl Rpc {
         Request::new(mad, addr).timeout(timeout).retries(retries)
     }
 
+    /// Installs (or with `None` removes) a callback that sees every MAD the engine sends
+    /// and reads ([`MadEvent`]), for every handle on the engine. It runs with the engine's
+    /// lock held, on whichever thread sends or reads: it must be quick and must not call
+    /// back into this engine. Without one, the engine only tests an `Option` per MAD.
+    pub fn set_observer(&self, observer: Option<Observer>) {
+        self.inner.lock().observer = observer.map(ObserverSlot);
+    }
+
     /// The engine's counters.
     pub fn stats(&self) -> RpcStats {
         self.inner.lock().stats
@@ -766,6 +820,12 @@ impl Rpc {
         }
         st.next_tid = tid.wrapping_add(1);
         request.mad[12..16].copy_from_slice(&tid.to_be_bytes());
+        if let Some(ObserverSlot(o)) = &st.observer {
+            o(&MadEvent::Sending {
+                mad: &request.mad,
+                addr: &request.addr,
+            });
+        }
         let timeout_ms = u32::try_from(request.timeout.as_millis()).unwrap_or(u32::MAX);
         let sent = self.port().send(
             agent,
@@ -892,6 +952,13 @@ impl Rpc {
 
     /// Delivers one MAD read for the engine's agents.
     fn dispatch(&self, st: &mut State, r: crate::Received) {
+        if let Some(ObserverSlot(o)) = &st.observer {
+            o(&MadEvent::Received {
+                mad: &r.mad,
+                addr: &r.addr,
+                status: r.status,
+            });
+        }
         let tid = match ibmad::Mad::new_checked(&r.mad[..]) {
             Ok(m) => m.tid() as u32,
             Err(_) => {

@@ -362,3 +362,40 @@ fn deadlines_of_landed_requests_do_not_pile_up_behind_a_live_one() {
         st.deadlines.len()
     );
 }
+
+#[test]
+fn the_observer_sees_every_mad_sent_and_read() {
+    let (rpc, _fake) = engine(Behaviour::default(), Window::DEFAULT);
+    /// (sending, the MAD, the LID).
+    type Seen = Vec<(bool, Vec<u8>, u16)>;
+    let seen: Arc<std::sync::Mutex<Seen>> = Arc::default();
+    let log = seen.clone();
+    rpc.set_observer(Some(Arc::new(move |e: &MadEvent<'_>| {
+        let entry = match *e {
+            MadEvent::Sending { mad, addr } => (true, mad.to_vec(), addr.lid),
+            MadEvent::Received { mad, addr, status } => {
+                assert_eq!(status, 0);
+                (false, mad.to_vec(), addr.lid)
+            }
+        };
+        log.lock().unwrap().push(entry);
+    })));
+    let c = rpc.call(request(7, 1, 2)).unwrap();
+    assert!(own_response(&c));
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 2, "one send, one receive");
+        assert!(seen[0].0 && !seen[1].0);
+        // The request as sent, with the engine's TID.
+        assert_eq!(seen[0].1, c.request.mad);
+        assert_eq!(seen[0].2, 7);
+        assert_eq!(&seen[1].1, &c.outcome.response().unwrap().mad);
+    }
+    rpc.set_observer(None);
+    assert!(own_response(&rpc.call(request(7, 1, 3)).unwrap()));
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        2,
+        "removed observers see nothing"
+    );
+}
