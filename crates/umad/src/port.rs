@@ -376,6 +376,30 @@ impl Port {
         })
     }
 
+    /// [`Port::send`] that the transport may hold back until [`Port::flush`] (see
+    /// [`Transport::send_deferred`]): for an engine that sends several MADs in a row.
+    pub(crate) fn send_deferred(
+        &self,
+        agent: AgentId,
+        mad: &[u8],
+        addr: &MadAddr,
+        timeout_ms: u32,
+        retries: u32,
+    ) -> Result<()> {
+        self.transport.send_deferred(&Outgoing {
+            agent,
+            mad,
+            addr: *addr,
+            timeout_ms,
+            retries,
+        })
+    }
+
+    /// Carries what [`Port::send_deferred`] held back.
+    pub(crate) fn flush(&self) -> Result<()> {
+        self.transport.flush()
+    }
+
     /// Takes the next MAD, waiting up to `timeout` (`None` = forever, zero = don't wait).
     /// `Ok(None)`: nothing arrived in time. A message of any length is returned whole.
     ///
@@ -504,7 +528,7 @@ impl Port {
     /// everyone's behalf meanwhile, until something is there or `until` passes (then the
     /// result is empty).
     pub(crate) fn recv_owned(&self, owner: u64, until: Option<Instant>) -> Result<Vec<Received>> {
-        let got = self.wait(until, ReadFor::Route, |mux| {
+        let take = |mux: &mut Mux| {
             let mut all = Vec::new();
             for (o, inbox) in mux.owned.values_mut() {
                 if *o == owner {
@@ -512,8 +536,16 @@ impl Port {
                 }
             }
             (!all.is_empty()).then_some(Ok(all))
-        })?;
-        Ok(got.unwrap_or_default())
+        };
+        let Some(mut all) = self.wait(until, ReadFor::Route, take)? else {
+            return Ok(Vec::new());
+        };
+        // Whatever else has arrived comes along (without waiting): the engine answers them
+        // all in one go, and sends what they free up together.
+        while let Some(more) = self.wait(Some(Instant::now()), ReadFor::Route, take)? {
+            all.extend(more);
+        }
+        Ok(all)
     }
 
     fn mux(&self) -> MutexGuard<'_, Mux> {

@@ -563,35 +563,18 @@ impl Transport for MadLayer {
     }
 
     fn send(&self, out: &Outgoing<'_>) -> Result<()> {
-        let nudge = {
-            let mut st = self.shared.lock();
-            if let Some(e) = self.shared.failure(&st) {
-                return Err(e);
-            }
-            let now = Instant::now();
-            st.engine.send(now, out)?;
-            // The earliest timer this send can have set: the progress thread must wake for it
-            // if it sleeps longer (an RMPP send's ACK timer may be shorter than the timeout).
-            let timer = if crate::agent::rmpp_active(out.mad) {
-                Some(now)
-            } else if out.timeout_ms > 0 {
-                Some(now + Duration::from_millis(u64::from(out.timeout_ms)))
-            } else {
-                None
-            };
-            let late = match (timer, st.progress_wake) {
-                (Some(t), Some(w)) => t < w,
-                (Some(_), None) => true,
-                (None, _) => false,
-            };
-            let nudge = late && !st.nudged;
-            st.nudged |= nudge;
-            nudge
-        };
-        if nudge {
-            self.shared.wake.raise();
-        }
-        // The sending thread carries its packets itself. Without room, the progress thread
+        self.queue(out)?;
+        self.flush()
+    }
+
+    fn send_deferred(&self, out: &Outgoing<'_>) -> Result<()> {
+        // Carried by the caller's flush, or by the progress thread when it next wakes (at
+        // most APP_READ_GRACE later while application threads read, else now).
+        self.queue(out)
+    }
+
+    fn flush(&self) -> Result<()> {
+        // The calling thread carries the packets itself. Without room, the progress thread
         // drains the carrier and carries them when it can.
         if self.shared.flush()? {
             let mut st = self.shared.lock();
@@ -638,6 +621,42 @@ impl Transport for MadLayer {
 
     fn issm(&self) -> Result<Issm> {
         self.shared.carrier.issm()
+    }
+}
+
+impl MadLayer {
+    /// Hands `out` to the engine (its packets wait in the outbox), nudging the progress
+    /// thread when the send's timer is earlier than its next wake-up.
+    fn queue(&self, out: &Outgoing<'_>) -> Result<()> {
+        let nudge = {
+            let mut st = self.shared.lock();
+            if let Some(e) = self.shared.failure(&st) {
+                return Err(e);
+            }
+            let now = Instant::now();
+            st.engine.send(now, out)?;
+            // The earliest timer this send can have set: the progress thread must wake for it
+            // if it sleeps longer (an RMPP send's ACK timer may be shorter than the timeout).
+            let timer = if crate::agent::rmpp_active(out.mad) {
+                Some(now)
+            } else if out.timeout_ms > 0 {
+                Some(now + Duration::from_millis(u64::from(out.timeout_ms)))
+            } else {
+                None
+            };
+            let late = match (timer, st.progress_wake) {
+                (Some(t), Some(w)) => t < w,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            let nudge = late && !st.nudged;
+            st.nudged |= nudge;
+            nudge
+        };
+        if nudge {
+            self.shared.wake.raise();
+        }
+        Ok(())
     }
 }
 

@@ -1116,3 +1116,50 @@ fn the_progress_thread_takes_the_carrier_back() {
     assert_eq!(r.agent, server);
     assert_eq!(u32::from_be_bytes(r.mad[12..16].try_into().unwrap()), 99);
 }
+
+/// Deferred sends leave in order at the flush; ones never flushed are carried by the
+/// progress thread on its own.
+#[test]
+fn deferred_sends_leave_at_the_flush_or_by_themselves() {
+    use crate::transport::Transport;
+    let carrier = echo();
+    let layer = super::MadLayer::new(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
+    let agent = layer.register(&AgentSpec::new(0x04, 1)).unwrap();
+    let send = |tid: u32| {
+        layer
+            .send_deferred(&Outgoing {
+                agent,
+                mad: &get(tid),
+                addr: to_b(),
+                timeout_ms: 10_000,
+                retries: 0,
+            })
+            .unwrap()
+    };
+    let sent_tids = || -> Vec<u32> {
+        carrier
+            .sent
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|p| u32::from_be_bytes(p.mad[12..16].try_into().unwrap()))
+            .collect()
+    };
+    (0..10).for_each(send);
+    layer.flush().unwrap();
+    assert_eq!(sent_tids(), (0..10).collect::<Vec<_>>());
+    for _ in 0..10 {
+        layer
+            .recv_fit(Some(Duration::from_secs(5)), 256)
+            .unwrap()
+            .expect("answered");
+    }
+    // No flush: the progress thread carries them (at most a grace period after the last
+    // application read).
+    (10..20).for_each(send);
+    let until = Instant::now() + Duration::from_secs(5);
+    while sent_tids().len() < 20 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(sent_tids(), (0..20).collect::<Vec<_>>());
+}

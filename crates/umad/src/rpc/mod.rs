@@ -404,6 +404,9 @@ struct State {
     claimed_done: HashMap<Ticket, Completion>,
     /// A thread is reading from the port for the engine.
     reading: bool,
+    /// The reader is handling what it read: requests launched meanwhile are sent deferred
+    /// and flushed together when it is done.
+    corked: bool,
     /// Threads asleep on [`Inner::changed`] (see [`Inner::wake`]).
     sleepers: usize,
     /// Timeout and retries of the requests the typed one-liners make.
@@ -827,13 +830,23 @@ impl Rpc {
             });
         }
         let timeout_ms = u32::try_from(request.timeout.as_millis()).unwrap_or(u32::MAX);
-        let sent = self.port().send(
-            agent,
-            &request.mad,
-            &request.addr,
-            timeout_ms,
-            request.retries,
-        );
+        let sent = if st.corked {
+            self.port().send_deferred(
+                agent,
+                &request.mad,
+                &request.addr,
+                timeout_ms,
+                request.retries,
+            )
+        } else {
+            self.port().send(
+                agent,
+                &request.mad,
+                &request.addr,
+                timeout_ms,
+                request.retries,
+            )
+        };
         st.stats.sent += 1;
         if let Err(e) = sent {
             st.stats.failures += 1;
@@ -1044,13 +1057,17 @@ impl Rpc {
         let mut st = self.inner.lock();
         reading.armed = false;
         st.reading = false;
+        // The requests that the answers make room for leave together, after all are handled.
+        st.corked = true;
         let result = got.map(|all| {
             for r in all {
                 self.dispatch(&mut st, r);
             }
         });
         self.expire(&mut st, Instant::now());
+        st.corked = false;
+        let flushed = self.port().flush();
         self.inner.wake(&st);
-        result.map(|()| st)
+        result.and(flushed).map(|()| st)
     }
 }

@@ -113,6 +113,17 @@ pub trait Transport: Send + Sync + fmt::Debug {
     fn unregister(&self, agent: AgentId) -> Result<()>;
     /// Sends one MAD.
     fn send(&self, out: &Outgoing<'_>) -> Result<()>;
+    /// Like [`send`](Transport::send), but the transport may hold the MAD back until the
+    /// caller's next [`flush`](Transport::flush), so that several MADs leave together (one
+    /// wake-up of the peer instead of one each). A caller must flush soon after; a transport
+    /// that holds MADs back also carries them by itself within a few milliseconds.
+    fn send_deferred(&self, out: &Outgoing<'_>) -> Result<()> {
+        self.send(out)
+    }
+    /// Carries what [`send_deferred`](Transport::send_deferred) held back.
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
     /// Takes the next MAD, waiting up to `timeout` (`None`: forever). `Ok(None)` when none came.
     fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>> {
         self.recv_fit(timeout, usize::MAX)
