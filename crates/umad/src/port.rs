@@ -527,7 +527,12 @@ impl Port {
     /// Takes everything in the inboxes of `owner`'s agents, reading from the transport on
     /// everyone's behalf meanwhile, until something is there or `until` passes (then the
     /// result is empty).
-    pub(crate) fn recv_owned(&self, owner: u64, until: Option<Instant>) -> Result<Vec<Received>> {
+    pub(crate) fn recv_owned(
+        &self,
+        owner: u64,
+        until: Option<Instant>,
+        gather: bool,
+    ) -> Result<Vec<Received>> {
         let take = |mux: &mut Mux| {
             let mut all = Vec::new();
             for (o, inbox) in mux.owned.values_mut() {
@@ -540,10 +545,12 @@ impl Port {
         let Some(mut all) = self.wait(until, ReadFor::Route, take)? else {
             return Ok(Vec::new());
         };
-        // Whatever else has arrived comes along (without waiting): the engine answers them
-        // all in one go, and sends what they free up together.
-        while let Some(more) = self.wait(Some(Instant::now()), ReadFor::Route, take)? {
-            all.extend(more);
+        // `gather`: whatever else has arrived comes along (without waiting), so the engine
+        // handles it all in one go and sends what it frees up together.
+        if gather {
+            while let Some(more) = self.wait(Some(Instant::now()), ReadFor::Route, take)? {
+                all.extend(more);
+            }
         }
         Ok(all)
     }

@@ -573,6 +573,10 @@ impl Transport for MadLayer {
         self.queue(out)
     }
 
+    fn defers_sends(&self) -> bool {
+        true
+    }
+
     fn flush(&self) -> Result<()> {
         // The calling thread carries the packets itself. Without room, the progress thread
         // drains the carrier and carries them when it can.

@@ -1048,12 +1048,13 @@ impl Rpc {
             return Ok(st);
         };
         st.reading = true;
+        let gather = st.flights.len() > 1 && self.port().transport().defers_sends();
         drop(st);
         let mut reading = Reading {
             inner: &self.inner,
             armed: true,
         };
-        let got = self.port().recv_owned(self.inner.owner, Some(wake));
+        let got = self.port().recv_owned(self.inner.owner, Some(wake), gather);
         let mut st = self.inner.lock();
         reading.armed = false;
         st.reading = false;
