@@ -376,30 +376,6 @@ impl Port {
         })
     }
 
-    /// [`Port::send`] that the transport may hold back until [`Port::flush`] (see
-    /// [`Transport::send_deferred`]): for an engine that sends several MADs in a row.
-    pub(crate) fn send_deferred(
-        &self,
-        agent: AgentId,
-        mad: &[u8],
-        addr: &MadAddr,
-        timeout_ms: u32,
-        retries: u32,
-    ) -> Result<()> {
-        self.transport.send_deferred(&Outgoing {
-            agent,
-            mad,
-            addr: *addr,
-            timeout_ms,
-            retries,
-        })
-    }
-
-    /// Carries what [`Port::send_deferred`] held back.
-    pub(crate) fn flush(&self) -> Result<()> {
-        self.transport.flush()
-    }
-
     /// Takes the next MAD, waiting up to `timeout` (`None` = forever, zero = don't wait).
     /// `Ok(None)`: nothing arrived in time. A message of any length is returned whole.
     ///

@@ -830,22 +830,18 @@ impl Rpc {
             });
         }
         let timeout_ms = u32::try_from(request.timeout.as_millis()).unwrap_or(u32::MAX);
+        let out = crate::transport::Outgoing {
+            agent,
+            mad: &request.mad,
+            addr: request.addr,
+            timeout_ms,
+            retries: request.retries,
+        };
+        let transport = self.port().transport();
         let sent = if st.corked {
-            self.port().send_deferred(
-                agent,
-                &request.mad,
-                &request.addr,
-                timeout_ms,
-                request.retries,
-            )
+            transport.send_deferred(&out)
         } else {
-            self.port().send(
-                agent,
-                &request.mad,
-                &request.addr,
-                timeout_ms,
-                request.retries,
-            )
+            transport.send(&out)
         };
         st.stats.sent += 1;
         if let Err(e) = sent {
@@ -1067,7 +1063,7 @@ impl Rpc {
         });
         self.expire(&mut st, Instant::now());
         st.corked = false;
-        let flushed = self.port().flush();
+        let flushed = self.port().transport().flush();
         self.inner.wake(&st);
         result.and(flushed).map(|()| st)
     }
