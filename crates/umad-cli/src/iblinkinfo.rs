@@ -116,10 +116,7 @@ pub fn command() -> Command {
         )
         .arg(flag("switches-only", "Output only switches"))
         .arg(flag("cas-only", "Output only CAs"))
-        .arg(flag(
-            "json",
-            "print JSON (docs/json/iblinkinfo-v1.schema.json) instead of text",
-        ));
+        .arg(common::json_arg("iblinkinfo"));
     common::add_common_args(cmd, "aDdGgKLlnpRS")
 }
 

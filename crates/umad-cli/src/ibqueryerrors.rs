@@ -129,10 +129,7 @@ pub fn command() -> Command {
             .short('o')
             .value_name("val"),
         )
-        .arg(flag(
-            "json",
-            "print JSON (docs/json/ibqueryerrors-v1.schema.json) instead of text",
-        ));
+        .arg(common::json_arg("ibqueryerrors"));
     common::add_common_args(cmd, "cDGKLnRrSs")
 }
 

@@ -213,11 +213,7 @@ pub fn command() -> Command {
         .arg(count("loop_ports", 'l', "iterate through each port"))
         .arg(count("reset_after_read", 'r', "reset counters after read"))
         .arg(count("Reset_only", 'R', "only reset counters"))
-        .arg(flag(
-            "json",
-            None,
-            "print JSON (docs/json/perfquery-v1.schema.json) instead of text",
-        ))
+        .arg(common::json_arg("perfquery"))
         .arg(
             Arg::new("args")
                 .num_args(0..)
