@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io;
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
@@ -21,6 +22,9 @@ use ibsim_harness::{run_with_timeout, Ibsim, SmDaemon};
 
 use crate::fabric::Topology;
 use crate::{line_diff, Library, SONAME};
+
+/// How often [`Case::compare`] runs the system tool when it dies by a signal.
+const SYSTEM_ATTEMPTS: u32 = 3;
 
 /// Default time limit of one tool run.
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -424,9 +428,30 @@ impl Case {
     pub fn compare(&self, sim: &Ibsim, ours: &Library) -> Result<ToolRun, String> {
         let mut runs = Vec::with_capacity(2);
         for lib in [&Library::System, ours] {
-            self.prepare(sim)?;
-            let run = run_tool(sim, lib, &self.program, &self.args)
-                .map_err(|e| format!("[{}] {}: {e}", lib.label(), self.command()))?;
+            let mut attempt = 1;
+            let run = loop {
+                self.prepare(sim)?;
+                let run = run_tool(sim, lib, &self.program, &self.args)
+                    .map_err(|e| format!("[{}] {}: {e}", lib.label(), self.command()))?;
+                // The reference can crash on its own: umad2sim hands the system library
+                // only the first MAD of an RMPP answer, and C tools then read records
+                // past it from uninitialised heap (ibqueryerrors indexes its SL table
+                // with such a DLID and dies by SIGSEGV, a few runs in a hundred). A
+                // crashed reference says nothing about ours, so it is run again; ours
+                // never is.
+                match run.status.signal() {
+                    Some(sig) if *lib == Library::System && attempt < SYSTEM_ATTEMPTS => {
+                        eprintln!(
+                            "[system] {}: killed by signal {sig}, run again (attempt {} of \
+                             {SYSTEM_ATTEMPTS})",
+                            self.command(),
+                            attempt + 1
+                        );
+                        attempt += 1;
+                    }
+                    _ => break run,
+                }
+            };
             check_loaded(lib, &run.libibumad)
                 .map_err(|e| format!("{}: {e}\n{}", self.command(), run.describe()))?;
             runs.push(run);
