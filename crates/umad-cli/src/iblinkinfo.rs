@@ -181,12 +181,10 @@ impl Links<'_> {
         }
     }
 
-    /// The node's name after the node name map.
+    /// The node's name after the node name map, else its cleaned description (C's
+    /// `remap_node_name` cleans even without a map: non-printable bytes become spaces).
     pub fn name(&self, show: &Show, node: &Node) -> String {
-        match show.map {
-            Some(m) => m.remap(node.guid, &node.description).into_owned(),
-            None => node.description.clone(),
-        }
+        NodeNameMap::remap_or_clean(show.map, node.guid, &node.description).into_owned()
     }
 
     /// C's `print_node_header` (with its output prefix: `< `/`> ` in a diff).
