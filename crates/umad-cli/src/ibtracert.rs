@@ -217,11 +217,9 @@ impl Tracer<'_> {
         let ni = NodeInfo::parse(&self.port.get(&d, id::NODE_INFO, 0)?).ok()?;
         let nd = NodeDescription::parse(&self.port.get(&d, id::NODE_DESC, 0)?).ok()?;
         let pi = PortInfo::parse(&self.port.get(&d, id::PORT_INFO, 0)?).ok()?;
-        let desc: String = nd
-            .as_str()
-            .chars()
-            .map(|c| if (' '..='~').contains(&c) { c } else { ' ' })
-            .collect();
+        // C's get_node cleans the description as soon as it is read, byte by byte (a
+        // two-byte UTF-8 character becomes two spaces), before its debug line.
+        let desc = clean_description(&nd.as_str()).into_owned();
         crate::debug::ibdebug(
             "get_node",
             format_args!(
