@@ -230,7 +230,15 @@ impl Tables<'_> {
             .port
             .get(dest, id::NODE_INFO, 0)
             .and_then(|d| NodeInfo::parse(&d).ok())
-            .ok_or("node info failed: valid addr?")?;
+            .ok_or_else(|| {
+                // C dumps its NodeInfo buffer first; libibmad copies nothing into it when
+                // the query fails, so it is still all zeros.
+                eprint!(
+                    "{}",
+                    crate::debug::xdump("nodeinfo\n", &[0; ibmad::smp::SMP_DATA_LEN])
+                );
+                "node info failed: valid addr?"
+            })?;
         let nd = self
             .port
             .get(dest, id::NODE_DESC, 0)
