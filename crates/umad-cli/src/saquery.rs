@@ -515,7 +515,7 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     flags.sort();
     let show_usage = || Exit {
         code: exit::USAGE,
-        message: Some(command().render_help().to_string().trim_end().to_string()),
+        message: Some(usage_text()),
     };
     for (_, id) in flags {
         match id {
@@ -669,11 +669,19 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     })
 }
 
+/// C's usage text (`ibdiag_show_usage`, ending in a blank line) without the last newline,
+/// which the exit message adds.
+fn usage_text() -> String {
+    let mut text = crate::common::c_usage(&command());
+    text.pop();
+    text
+}
+
 /// An `ERROR: ...` line and then the usage, exit 2 (C's `ibdiag_show_usage`).
 fn with_usage(line: &str) -> Exit {
     Exit::new(
         exit::USAGE,
-        format!("{line}\n{}", command().render_help().to_string().trim_end()),
+        format!("{line}\n{}", usage_text()),
     )
 }
 
