@@ -201,3 +201,47 @@ fn usage_and_option_errors_match_c() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Run without the arguments they need (a destination, saquery's name for `-L`/`-l`/`-G`/
+/// `-O`/`-U`, a good GID), the tools print C's usage text (`ibdiag_show_usage`, after
+/// saquery's `ERROR: ...` line) before opening a port: byte for byte, less our `--json`.
+#[test]
+fn missing_arguments_print_c_usage() {
+    let path = format!("/usr/sbin:{}", std::env::var("PATH").unwrap_or_default());
+    let cases: &[(&str, &[&str])] = &[
+        ("ibroute", &[]),
+        ("ibtracert", &[]),
+        ("ibtracert", &["1"]),
+        ("smpdump", &[]),
+        ("smpdump", &["1"]),
+        ("smpquery", &[]),
+        ("smpquery", &["nodeinfo"]),
+        ("ibportstate", &[]),
+        ("ibportstate", &["1"]),
+        ("saquery", &["-L"]),
+        ("saquery", &["-l"]),
+        ("saquery", &["-G"]),
+        ("saquery", &["-O"]),
+        ("saquery", &["-O", "0"]),
+        ("saquery", &["-U"]),
+        ("saquery", &["--sgid", "bad"]),
+    ];
+    let mut failures = Vec::new();
+    for (tool, args) in cases {
+        let c = run(Command::new(tool).env("PATH", &path).args(*args));
+        let ours = run(Command::new(env!("CARGO_BIN_EXE_umad"))
+            .arg(tool)
+            .args(*args));
+        let c_err = String::from_utf8_lossy(&c.stderr).into_owned();
+        let our_err = strip_extras(tool, &String::from_utf8_lossy(&ours.stderr), &["json"]);
+        assert!(c_err.contains("Usage: "), "{tool} {args:?}: {c_err}");
+        if c.stdout != ours.stdout || c_err != our_err || c.status.code() != ours.status.code() {
+            failures.push(format!(
+                "{tool} {args:?}: exit C {:?} ours {:?}\n--- C stderr\n{c_err}--- our stderr\n{our_err}",
+                c.status.code(),
+                ours.status.code(),
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
