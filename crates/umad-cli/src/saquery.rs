@@ -679,10 +679,7 @@ fn usage_text() -> String {
 
 /// An `ERROR: ...` line and then the usage, exit 2 (C's `ibdiag_show_usage`).
 fn with_usage(line: &str) -> Exit {
-    Exit::new(
-        exit::USAGE,
-        format!("{line}\n{}", usage_text()),
-    )
+    Exit::new(exit::USAGE, format!("{line}\n{}", usage_text()))
 }
 
 /// Runs `saquery`; returns the exit code.
