@@ -584,3 +584,152 @@ fn rt_odd_fabric_c_and_umad() {
     json(&sim, "ibstat", "ibstat-v1.schema.json", &[]);
     json(&sim, "sminfo", "sminfo-v1.schema.json", &[]);
 }
+
+/// Directed routes from the 4-port HCA's port 1 (on S-big's port 5), where the drop-in SA
+/// cases run.
+const QUAD_ROUTES: &[(&str, &str, &str)] = &[
+    ("big", "0,1", "0"),
+    ("two", "0,1,36", "0"),
+    ("base", "0,1,36,2", "0"),
+    ("rt1", "0,1,30", "1"),
+    ("rt2", "0,1,36,2,3", "2"),
+    ("q3", "0,1,36,2,2", "3"),
+    ("self", "0", "1"),
+];
+
+/// The cases that need whole SA answers (opensm and both tools on the drop-in).
+const SA_CASES: &[Case] = &[
+    ("ibqueryerrors", &[], Out),
+    ("ibqueryerrors", &["-s", "SymbolErrorCounter"], Out),
+    ("ibqueryerrors", &["--data"], Out),
+    ("ibqueryerrors", &["--details"], Out),
+    ("ibqueryerrors", &["-r"], Out),
+    ("ibqueryerrors", &["--router"], Out),
+    ("ibqueryerrors", &["-c", "--switch"], Out),
+    ("ibqueryerrors", &["-G", "{rt1g}"], Out),
+    ("ibqueryerrors", &["-G", "{q3g}", "-r"], Out),
+    ("ibqueryerrors", &["-t", "200", "-G", "{basen}"], Out),
+    ("iblinkinfo", &["-G", "{rt1g}"], Out),
+    ("iblinkinfo", &["-S", "{rt2g}", "-l"], Out),
+    ("iblinkinfo", &["-G", "{q3g}"], Out),
+    ("iblinkinfo", &["-t", "200", "-S", "{basen}"], Out),
+    (
+        "iblinkinfo",
+        &["-t", "200", "--switch", "{basen}", "-p"],
+        Out,
+    ),
+    ("iblinkinfo", &["-t", "200", "-G", "{twon}", "-l"], Out),
+    ("iblinkinfo", &["-G", "0x999"], Out),
+    ("saquery", &[], Out),
+    ("saquery", &["-s"], Out),
+    ("saquery", &["SWIR"], Out),
+    ("saquery", &["LR", "{rt1}"], Out),
+    (
+        "saquery",
+        &["PR", "--slid", "{self}", "--dlid", "{rt2}"],
+        Out,
+    ),
+    ("saquery", &["-O", "{rt1}"], Out),
+    ("saquery", &["-U", "{rt2g}"], Out),
+    ("saquery", &["-L", "gw router"], Out),
+    (
+        "saquery",
+        &[
+            "-G",
+            "odd-63 HCA: port 1, port 2 # desc is exactly sixty-three chars!",
+        ],
+        Out,
+    ),
+    ("saquery", &["-l", "  a, b - c: d #2  "], Out),
+    ("saquery", &["NR", "{rt2}"], Out),
+    ("smpquery", &["-G", "nodeinfo", "{rt2g}"], Out),
+    ("perfquery", &["-G", "{rt1g}", "1"], Out),
+    ("ibtracert", &["-G", "{selfg}", "{q3g}"], Out),
+];
+
+#[test]
+fn rt_odd_fabric_live_sa() {
+    if !require_ibsim("umad_cli::rt_odd_fabric_live_sa") {
+        return;
+    }
+    let Some(drop_in) = require_drop_in("umad_cli::rt_odd_fabric_live_sa") else {
+        return;
+    };
+    let sim = Ibsim::builder(fabrics_dir().join("odd.net"))
+        .console(true)
+        .start()
+        .expect("ibsim starts");
+    let f = DropInSa::new(&sim, drop_in);
+    assert_eq!(f.tool_node, "H-quad");
+    let _sm = f.start_sm();
+    let inject = || {
+        for cmd in [
+            "PerformanceSet \"R-gw\"[1] PortCounters.SymbolErrorCounter=23",
+            "PerformanceSet \"H-quad\"[3] PortCounters.PortRcvErrors=5",
+            "PerformanceSet \"S-base\"[2] PortCounters.PortXmitDiscards=6",
+        ] {
+            sim.console(cmd).expect("PerformanceSet");
+        }
+    };
+    inject();
+    let mut v = Vec::new();
+    for (name, path, port) in QUAD_ROUTES {
+        let (code, pi, err) = f.c("smpquery", &["-D", "portinfo", path, port]);
+        assert_eq!(code, 0, "{pi}{err}");
+        let (code, ni, err) = f.c("smpquery", &["-D", "nodeinfo", path]);
+        assert_eq!(code, 0, "{ni}{err}");
+        v.push((name.to_string(), field(&pi, "Lid").to_string()));
+        v.push((format!("{name}g"), field(&ni, "PortGuid").to_string()));
+        v.push((format!("{name}n"), field(&ni, "Guid").to_string()));
+    }
+    let v = Vars(v);
+    let mut answered = 0;
+    for (tool, args, _) in SA_CASES {
+        let args = v.expand(args);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (c_code, c_out, c_err) = f.c(tool, &a);
+        let (o_code, o_out, o_err) = f.ours(tool, &a);
+        assert_eq!(
+            o_code, c_code,
+            "odd.net SA: {tool} {a:?}: exit codes; C:\n{c_out}{c_err}\nours:\n{o_out}{o_err}"
+        );
+        assert_eq!(
+            mask(&o_out),
+            mask(&c_out),
+            "odd.net SA: {tool} {a:?}: stdout; C stderr:\n{c_err}\nour stderr:\n{o_err}"
+        );
+        if (c_code == 0 || c_code == 1) && !c_out.is_empty() {
+            answered += 1;
+        }
+    }
+    assert!(answered >= 25, "odd.net SA: only {answered} answered");
+    // The errors injected on the router and the 4-port HCA's second switch are found.
+    let (code, out, err) = f.ours("ibqueryerrors", &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("[SymbolErrorCounter == 23]"), "{out}");
+    assert!(out.contains("[PortRcvErrors == 5]"), "{out}");
+    assert!(out.contains("Errors for \"gw router\""), "{out}");
+
+    // -k clears the error counters, -K the data counters: C's run and a plain run after it,
+    // then the same injection and ours.
+    for clear in ["-k", "-K"] {
+        let (c_code, c_out, _) = f.c("ibqueryerrors", &[clear]);
+        let (_, c_after, _) = f.c("ibqueryerrors", &[]);
+        inject();
+        let (o_code, o_out, _) = f.ours("ibqueryerrors", &[clear]);
+        let (_, o_after, _) = f.ours("ibqueryerrors", &[]);
+        assert_eq!(o_code, c_code, "{clear}");
+        assert_eq!(mask(&o_out), mask(&c_out), "{clear}");
+        assert_eq!(mask(&o_after), mask(&c_after), "{clear} after");
+        if clear == "-k" {
+            assert!(!o_after.contains("SymbolErrorCounter =="), "{o_after}");
+        }
+        inject();
+    }
+    let (code, out, err) = f.ours("ibqueryerrors", &["--json", "--router"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_valid(&json_schema("ibqueryerrors-v1.schema.json"), &out);
+    let (code, out, err) = f.ours("saquery", &["--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_valid(&json_schema("saquery-v1.schema.json"), &out);
+}
