@@ -75,7 +75,16 @@ fn field<'a>(text: &'a str, name: &str) -> &'a str {
 
 /// C `<tool> <args>` under umad2sim: exit code, stdout, stderr.
 fn c(sim: &Ibsim, tool: &str, args: &[String]) -> (i32, String, String) {
-    let out = run(sim.umad2sim_command(tool).args(args));
+    c_at(sim, None, tool, args)
+}
+
+/// [`c`] attached at `node` (`SIM_HOST`), or at the netfile's default attach point.
+fn c_at(sim: &Ibsim, node: Option<&str>, tool: &str, args: &[String]) -> (i32, String, String) {
+    let mut cmd = sim.umad2sim_command(tool);
+    if let Some(n) = node {
+        cmd.env("SIM_HOST", n);
+    }
+    let out = run(cmd.args(args));
     let unpath = |t: &[u8]| {
         let t = String::from_utf8_lossy(t).into_owned();
         match ibsim_harness::find_tool(tool) {
@@ -92,7 +101,16 @@ fn c(sim: &Ibsim, tool: &str, args: &[String]) -> (i32, String, String) {
 
 /// `umad <tool> <args>` natively: exit code, stdout, stderr.
 fn ours(sim: &Ibsim, tool: &str, args: &[String]) -> (i32, String, String) {
-    let out = run(native(sim, &umad()).arg(tool).args(args));
+    ours_at(sim, None, tool, args)
+}
+
+/// [`ours`] attached at `node` (`UMAD_IBSIM_NODE`).
+fn ours_at(sim: &Ibsim, node: Option<&str>, tool: &str, args: &[String]) -> (i32, String, String) {
+    let mut cmd = native(sim, &umad());
+    if let Some(n) = node {
+        cmd.env("UMAD_IBSIM_NODE", n);
+    }
+    let out = run(cmd.arg(tool).args(args));
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -137,11 +155,20 @@ fn errors(text: &str) -> String {
 
 /// Runs every case both ways; returns how many succeeded in C (exit 0 or 1 with output).
 fn compare(sim: &Ibsim, fabric: &str, cases: &[Case], v: &Vars) -> usize {
+    compare_at(sim, fabric, None, cases, v)
+}
+
+/// [`compare`] with both tools attached at `node`.
+fn compare_at(sim: &Ibsim, fabric: &str, node: Option<&str>, cases: &[Case], v: &Vars) -> usize {
     let mut answered = 0;
+    let fabric = match node {
+        Some(n) => format!("{fabric} at {n}"),
+        None => fabric.to_string(),
+    };
     for (tool, args, how) in cases {
         let args = v.expand(args);
-        let (c_code, c_out, c_err) = c(sim, tool, &args);
-        let (o_code, o_out, o_err) = ours(sim, tool, &args);
+        let (c_code, c_out, c_err) = c_at(sim, node, tool, &args);
+        let (o_code, o_out, o_err) = ours_at(sim, node, tool, &args);
         assert_eq!(
             o_code, c_code,
             "{fabric}: {tool} {args:?}: exit codes; C:\n{c_out}{c_err}\nours:\n{o_out}{o_err}"
@@ -406,6 +433,34 @@ const ODD_CASES: &[Case] = &[
     ("ibaddr", &["0x2fff"], All),
 ];
 
+/// Run with the tools attached at the router and at the base-port-0 switch (its port 0).
+const AT_CASES: &[Case] = &[
+    ("ibqueryerrors", &["--skip-sl"], Out),
+    ("ibstat", &[], All),
+    ("ibstat", &["-p"], All),
+    ("ibstat", &["-s"], All),
+    ("ibnetdiscover", &[], Out),
+    ("ibnetdiscover", &["-p"], Out),
+    ("ibnetdiscover", &["-s", "-g"], Out),
+    ("iblinkinfo", &[], Out),
+    ("iblinkinfo", &["-l"], Out),
+    ("ibnodes", &[], Out),
+    ("smpquery", &["-D", "nodeinfo", "0"], All),
+    ("smpquery", &["-D", "portinfo", "0"], All),
+    ("smpquery", &["-D", "portinfo", "0", "2"], All),
+    ("smpquery", &["-D", "switchinfo", "0"], All),
+    ("smpquery", &["-D", "nodeinfo", "0,1"], All),
+    ("ibaddr", &[], All),
+    ("sminfo", &[], All),
+    ("perfquery", &[], Out),
+    ("perfquery", &["-x"], Out),
+    ("ibroute", &["-D", "0"], All),
+    ("dump_lfts", &[], Out),
+    ("ibportstate", &["-D", "0", "1"], Out),
+    ("ibtracert", &["{rt2}", "{q1}"], All),
+    ("ibtracert", &["{base}", "{self}"], All),
+];
+
 /// b2b.net: the local HCA (`{self}`) and its peer (`{peer}`, DR `0,1`).
 const B2B_CASES: &[Case] = &[
     ("ibqueryerrors", &["--skip-sl"], Out),
@@ -522,6 +577,15 @@ fn rt_odd_fabric_c_and_umad() {
     let v = odd_vars(&sim);
     let answered = compare(&sim, "odd.net", ODD_CASES, &v);
     assert!(answered >= 120, "odd.net: only {answered} cases answered");
+    for node in ["R-gw", "S-base"] {
+        let answered = compare_at(&sim, "odd.net", Some(node), AT_CASES, &v);
+        assert!(
+            answered >= 18,
+            "odd.net at {node}: only {answered} answered"
+        );
+    }
+    let (_, stat, _) = c_at(&sim, Some("S-base"), "ibstat", &[]);
+    assert!(stat.starts_with("Switch 'ibsim0'"), "{stat}");
 
     // What ibsim simulates: a router is NodeInfo type 3; S-base has base port 0.
     let (_, ni, _) = c(&sim, "smpquery", &v.expand(&["nodeinfo", "{rt1}"]));
