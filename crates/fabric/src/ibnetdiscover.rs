@@ -288,20 +288,29 @@ struct Writer<'a> {
 /// `clean_nodedesc`: every byte that is not printable ASCII becomes a space (C's `isprint`
 /// in the C locale), so a multi-byte UTF-8 character becomes as many spaces as it has bytes.
 pub fn clean_description(desc: &str) -> Cow<'_, str> {
-    if desc.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+    if desc.bytes().all(is_printable) {
         return Cow::Borrowed(desc);
     }
     Cow::Owned(
         desc.bytes()
-            .map(|b| {
-                if (0x20..=0x7e).contains(&b) {
-                    b as char
-                } else {
-                    ' '
-                }
-            })
+            .map(|b| if is_printable(b) { b as char } else { ' ' })
             .collect(),
     )
+}
+
+/// C's `clean_nodedesc` on the raw NodeDescription bytes, in place: up to the first NUL,
+/// every byte [`clean_description`] would make a space becomes one.
+pub fn clean_description_bytes(desc: &mut [u8]) {
+    for b in desc.iter_mut().take_while(|b| **b != 0) {
+        if !is_printable(*b) {
+            *b = b' ';
+        }
+    }
+}
+
+/// C's `isprint` in the C locale.
+fn is_printable(b: u8) -> bool {
+    (0x20..=0x7e).contains(&b)
 }
 
 /// `dump_linkwidth_compat`.
@@ -1090,5 +1099,8 @@ mod tests {
             "Tue Dec  1 11:39:57 2026"
         );
         assert_eq!(clean_description("a\tb\u{e9}"), "a b  ");
+        let mut raw = *b"a\tb\xc3\xa9\0\x01";
+        clean_description_bytes(&mut raw);
+        assert_eq!(&raw, b"a b  \0\x01");
     }
 }

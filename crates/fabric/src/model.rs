@@ -399,6 +399,16 @@ impl Node {
         b
     }
 
+    /// Cleans the description in place as C's `clean_nodedesc(node->nodedesc)` does (which
+    /// `ibnetdiscover`'s topology output runs on every node it prints, so that its cache
+    /// then holds the cleaned bytes): the raw bytes and the text.
+    pub fn clean_description(&mut self) {
+        if let Some(raw) = &mut self.raw {
+            crate::ibnetdiscover::clean_description_bytes(&mut raw.node_desc);
+        }
+        self.description = crate::ibnetdiscover::clean_description(&self.description).into_owned();
+    }
+
     /// The NodeDescription text from the raw attribute bytes: up to the first NUL, at most
     /// 64 bytes, lossy UTF-8.
     pub fn description_from_bytes(raw: &[u8]) -> String {

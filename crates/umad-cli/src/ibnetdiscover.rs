@@ -41,7 +41,8 @@ use std::time::Duration;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use ibfabric::diff::{diff, Checks};
 use ibfabric::discover::{DiscoverOptions, ProgressEvent, ProgressFn};
-use ibfabric::{Fabric, Format, WriteOptions};
+use ibfabric::{Fabric, Format, Node, WriteOptions};
+use ibmad::NodeType;
 
 use crate::common::{self, CliError, CommonOpts, Parsed, Progress};
 use crate::exit;
@@ -345,7 +346,7 @@ pub fn run(opts: &Options) -> Result<i32, CliError> {
     };
     let names = common::open_node_name_map(opts.node_name_map.as_deref());
     let saved = opts.diff.as_deref().map(load_topology).transpose()?;
-    let fabric = match &opts.load_cache {
+    let mut fabric = match &opts.load_cache {
         Some(p) => load_topology(p)?,
         None => discover(opts)?,
     };
@@ -412,6 +413,9 @@ pub fn run(opts: &Options) -> Result<i32, CliError> {
     } else {
         (fabric.to_ibnetdiscover(&text_opts), false)
     };
+    if opts.cache.is_some() && !opts.json && saved.is_none() {
+        clean_printed(&mut fabric, opts, names.as_ref());
+    }
     match (&mut file, to_stdout) {
         (Some(f), false) => write_all(f, bytes.as_bytes())?,
         _ => write_all(&mut stdout, bytes.as_bytes())?,
@@ -427,6 +431,35 @@ pub fn run(opts: &Options) -> Result<i32, CliError> {
         write_cache(&fabric, p)?;
     }
     Ok(code)
+}
+
+/// What C's printing did to the descriptions that `--cache` then saves: rdma-core 44's
+/// `remap_node_name` runs `clean_nodedesc` on `node->nodedesc` itself (in place) when the
+/// map has no name for the node, and the topology output's `out_node` cleans every node's.
+/// So after the topology every description is cleaned, after the ports report every one
+/// the map does not name, after a list (`-l`, `-H`, `-S`, `-R`) those of the listed types
+/// the map does not name. (The diff output's printed nodes are not followed: left raw.)
+fn clean_printed(fabric: &mut Fabric, opts: &Options, names: Option<&ibfabric::NodeNameMap>) {
+    let unmapped = |n: &Node| names.and_then(|m| m.get(n.guid)).is_none();
+    let l = &opts.list;
+    for n in &mut fabric.nodes {
+        let printed = if opts.ports_report {
+            unmapped(n)
+        } else if l.any() {
+            let listed = match n.node_type {
+                NodeType::ChannelAdapter => l.cas,
+                NodeType::Switch => l.switches,
+                NodeType::Router => l.routers,
+                _ => false,
+            };
+            listed && unmapped(n)
+        } else {
+            true
+        };
+        if printed {
+            n.clean_description();
+        }
+    }
 }
 
 fn write_all(out: &mut dyn Write, bytes: &[u8]) -> Result<(), CliError> {
