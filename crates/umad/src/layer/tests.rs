@@ -562,28 +562,36 @@ fn requests_go_to_their_agent_and_responses_by_tid() {
     assert_eq!(w.a.stats().dropped_unmatched, 1);
 }
 
-#[test]
-fn the_application_queue_is_bounded() {
-    let cfg = LayerConfig {
-        max_queued: 10,
-        ..LayerConfig::default()
-    };
+/// An engine with `cfg` and a PerfMgt server agent.
+fn perf_server(cfg: LayerConfig) -> Engine {
     let mut e = Engine::new(cfg, "sim", 1);
     e.register(&AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1])))
         .unwrap();
-    let mut req = vec![0u8; 256];
-    req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
-    for _ in 0..100 {
-        e.on_packet(
-            Instant::now(),
-            Packet {
-                mad: req.clone(),
-                addr: to_b(),
-                qp: 1,
-                status: 0,
-            },
-        );
+    e
+}
+
+/// Makes `n` 256-byte PerfMgt requests arrive at `e`.
+fn requests_arrive(e: &mut Engine, n: usize) {
+    let mut mad = vec![0u8; 256];
+    mad[..4].copy_from_slice(&[1, 0x04, 1, 1]);
+    for _ in 0..n {
+        let p = Packet {
+            mad: mad.clone(),
+            addr: to_b(),
+            qp: 1,
+            status: 0,
+        };
+        e.on_packet(Instant::now(), p);
     }
+}
+
+#[test]
+fn the_application_queue_is_bounded() {
+    let mut e = perf_server(LayerConfig {
+        max_queued: 10,
+        ..LayerConfig::default()
+    });
+    requests_arrive(&mut e, 100);
     assert_eq!(e.ready().len(), 10);
     assert_eq!(e.stats().dropped_queue_full, 90);
 }
@@ -1183,34 +1191,15 @@ fn the_bytes_held_are_bounded_too() {
     }
 
     // The application's queue counts bytes: 10 MADs of 256 fill 2560 bytes.
-    let cfg = LayerConfig {
+    let mut e = perf_server(LayerConfig {
         max_held: 10 * 256,
         ..LayerConfig::default()
-    };
-    let mut e = Engine::new(cfg, "sim", 1);
-    e.register(&AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1])))
-        .unwrap();
-    let mut req = vec![0u8; 256];
-    req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
-    let arrive = |e: &mut Engine, n| {
-        for _ in 0..n {
-            let mad = req.clone();
-            e.on_packet(
-                Instant::now(),
-                Packet {
-                    mad,
-                    addr: to_b(),
-                    qp: 1,
-                    status: 0,
-                },
-            );
-        }
-    };
-    arrive(&mut e, 100);
+    });
+    requests_arrive(&mut e, 100);
     assert_eq!((e.ready().len(), e.stats().dropped_queue_full), (10, 90));
     for _ in 0..4 {
         e.pop_ready().unwrap();
     }
-    arrive(&mut e, 100);
+    requests_arrive(&mut e, 100);
     assert_eq!((e.ready().len(), e.stats().dropped_queue_full), (10, 186));
 }
