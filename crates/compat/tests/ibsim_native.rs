@@ -18,7 +18,8 @@
 //!   NodeRecord.
 //! * Programs that serve requests (`ibping -S`, `ibsysstat -S`) answer their clients from
 //!   other nodes, and opensm's own SA test client `osmtest` passes its inventory, validation
-//!   and QoS flows against opensm on the drop-in.
+//!   and QoS flows against opensm on the drop-in. A second opensm of higher priority takes
+//!   mastership over by handover, the first stands by and takes over when the master stops.
 //!
 //! Every run proves through the loader's `LD_DEBUG=libs` output that it initialised our
 //! library and nothing of umad2sim. ibsim has 10 client slots per instance: every client here
@@ -1277,4 +1278,83 @@ fn osmtest_passes_against_opensm_on_the_drop_in() {
             assert_eq!(count("DEFINE_PATH"), lids.len() * lids.len(), "{text}");
         }
     }
+}
+
+/// A standby SM on the drop-in: opensm at `SM_NODE` (priority 1) masters the fabric, a second
+/// opensm at `TOOL_NODE` (priority 10) takes mastership over by handover and the first goes
+/// STANDBY (SMInfo queries and the handover run between the two SMs' agents); when the
+/// master stops, the standby notices by its SMInfo polling and becomes MASTER again.
+#[test]
+fn a_standby_sm_takes_over_on_the_drop_in() {
+    const NAME: &str = "a_standby_sm_takes_over_on_the_drop_in";
+    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(NAME) else {
+        return;
+    };
+    let sim = Ibsim::start(example_fabric()).expect("ibsim");
+    // Poll the master every 500 ms, give up on it after 2 missed polls.
+    let conf = sim
+        .new_scratch_dir("sm-conf")
+        .expect("scratch")
+        .join("opensm.conf");
+    std::fs::write(
+        &conf,
+        "sminfo_polling_timeout 500\npolling_retry_number 2\n",
+    )
+    .expect("conf");
+    let conf = conf.to_string_lossy().into_owned();
+    let _low = NativeOpensm::start_with(&sim, &dir, SM_NODE, &["-F", &conf, "-p", "1"]);
+    let lids = discover(&sim, &dir, "H-host4");
+    let (low_lid, high_lid) = (lids["host1 HCA-1"], lids["host3 HCA-1"]);
+    let mut high = NativeOpensm::start_with(&sim, &dir, TOOL_NODE, &["-F", &conf, "-p", "10"]);
+    // "sm lid L sm guid G, activity count N priority P state S SMINFO_<STATE>"
+    let sminfo = |args: &[&str]| {
+        let run = run_native(&sim, &dir, "H-host4", "sminfo", args);
+        let line = run.stdout.lines().next().unwrap_or_default().to_owned();
+        let field = |name: &str| {
+            line.split(", ")
+                .flat_map(|part| part.split(' '))
+                .skip_while(|w| *w != name)
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let state = line.rsplit(' ').next().unwrap_or_default().to_owned();
+        (field("lid"), field("priority"), state, run.describe())
+    };
+    let wait_for_master = |lid: u16, within: Duration| {
+        let deadline = Instant::now() + within;
+        loop {
+            let (l, _, state, describe) = sminfo(&[]);
+            if l == lid.to_string() && state == "SMINFO_MASTER" {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no master at LID {lid} within {within:?}: {describe}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait_for_master(high_lid, Duration::from_secs(30));
+    let (_, priority, _, describe) = sminfo(&[]);
+    assert_eq!(priority, "10", "{describe}");
+    let (l, priority, state, describe) = sminfo(&[&low_lid.to_string()]);
+    assert_eq!(
+        (l.as_str(), priority.as_str(), state.as_str()),
+        (low_lid.to_string().as_str(), "1", "SMINFO_STANDBY"),
+        "{describe}"
+    );
+    high.stop().expect("stop the master");
+    wait_for_master(low_lid, Duration::from_secs(30));
+    // The old standby brings the fabric up again as master: every port still Active.
+    let run = run_native_ok(&sim, &dir, "H-host4", "ibstat", &[]);
+    assert!(
+        run.stdout.contains("State: Active")
+            && run.stdout.contains(&format!("SM lid: {low_lid}\n")),
+        "{}",
+        run.describe()
+    );
 }
