@@ -20,6 +20,7 @@
 //!   other nodes, and opensm's own SA test client `osmtest` passes its inventory, validation
 //!   and QoS flows against opensm on the drop-in. A second opensm of higher priority takes
 //!   mastership over by handover, the first stands by and takes over when the master stops.
+//!   A switch's link-state trap makes opensm on the drop-in sweep.
 //!
 //! Every run proves through the loader's `LD_DEBUG=libs` output that it initialised our
 //! library and nothing of umad2sim. ibsim has 10 client slots per instance: every client here
@@ -1356,5 +1357,54 @@ fn a_standby_sm_takes_over_on_the_drop_in() {
             && run.stdout.contains(&format!("SM lid: {low_lid}\n")),
         "{}",
         run.describe()
+    );
+}
+
+/// Traps reach opensm on the drop-in: with periodic sweeps off (`-s 0`), a link that comes
+/// back (`ReLink`) stays in Init until the SM sweeps (observed without an SM: `Initializing`),
+/// and only the switch's trap 128 (link state change) can make it sweep. opensm logs the
+/// notice and brings the port to Active.
+#[test]
+fn opensm_on_the_drop_in_sweeps_on_a_link_trap() {
+    const NAME: &str = "opensm_on_the_drop_in_sweeps_on_a_link_trap";
+    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(NAME) else {
+        return;
+    };
+    let sim = Ibsim::builder(example_fabric())
+        .console(true)
+        .start()
+        .expect("ibsim");
+    let sm = NativeOpensm::start_with(&sim, &dir, SM_NODE, &["-s", "0"]);
+    let state = || {
+        let run = run_native(&sim, &dir, TOOL_NODE, "ibstat", &[] as &[&str]);
+        run.stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("State: ").map(str::to_owned))
+            .unwrap_or_else(|| panic!("no port state\n{}", run.describe()))
+    };
+    assert_eq!(state(), "Active");
+    let traps_before = sm.log().matches("num:128").count();
+    sim.console(&format!("Unlink \"{TOOL_NODE}\"[1]"))
+        .expect("console");
+    sim.console(&format!("ReLink \"{TOOL_NODE}\"[1]"))
+        .expect("console");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while state() != "Active" {
+        assert!(
+            Instant::now() < deadline,
+            "{TOOL_NODE}[1] not Active again within 30 s (state {}): no sweep after the trap\n{}",
+            state(),
+            sm.diagnostics()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = sm.log();
+    assert!(
+        log.matches("num:128").count() > traps_before,
+        "opensm logged no trap 128\n{}",
+        sm.diagnostics()
     );
 }
