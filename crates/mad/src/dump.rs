@@ -414,6 +414,31 @@ fn speed_ext_mask(sp: u32) -> String {
     }
 }
 
+/// The warning libibmad prints on stderr while formatting a field, as (function, text):
+/// `mad_dump_linkwidth` warns `bad width <n>` for a LinkWidth that is no width.
+pub fn format_warning(fmt: Fmt, value: u64) -> Option<(&'static str, String)> {
+    match fmt {
+        Fmt::LinkWidth if LinkWidth::from(value as u8).lanes().is_none() => {
+            Some(("mad_dump_linkwidth", format!("bad width {value}")))
+        }
+        _ => None,
+    }
+}
+
+/// [`format_warning`] of every field of `fields` in `data` (the one named `hidden` left
+/// out, as it is not formatted), in field order.
+pub fn dump_warnings(
+    data: &[u8],
+    fields: &[Field],
+    hidden: Option<&str>,
+) -> Vec<(&'static str, String)> {
+    fields
+        .iter()
+        .filter(|f| Some(f.name) != hidden)
+        .filter_map(|f| format_warning(f.fmt, get_bits(data, f.offset, f.width)))
+        .collect()
+}
+
 /// Every field of `fields` read from `data`, one line each (newline-terminated), as
 /// libibmad's `_dump_fields`.
 pub fn dump_fields(data: &[u8], fields: &[Field]) -> String {

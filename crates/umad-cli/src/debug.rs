@@ -71,6 +71,14 @@ pub fn ibwarn(func: &str, msg: &str) {
     eprintln!("ibwarn: [{}] {func}: {msg}", std::process::id());
 }
 
+/// The [`ibwarn`] lines libibmad's dump functions print while formatting `fields` of
+/// `data` ([`ibmad::dump::dump_warnings`]; e.g. `mad_dump_linkwidth: bad width 0`).
+pub fn dump_warnings(data: &[u8], fields: &[ibmad::dump::Field], hidden: Option<&str>) {
+    for (func, msg) in ibmad::dump::dump_warnings(data, fields, hidden) {
+        ibwarn(func, &msg);
+    }
+}
+
 /// libibmad's `DEBUG`: an [`ibwarn`] line at `-d` and above.
 pub fn debug(func: &str, args: fmt::Arguments<'_>) {
     if level() > 0 {

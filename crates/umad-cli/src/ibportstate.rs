@@ -314,6 +314,7 @@ impl Run<'_> {
             "# Port info: {} port {portnum}\n",
             dest.to_c_string()
         ));
+        crate::debug::dump_warnings(data, &fields, hidden);
         self.out
             .push_str(&dump::dump_fields_hiding(data, &fields, hidden));
         json!({

@@ -1562,6 +1562,11 @@ fn dump_one_portinfo_record(r: &PortInfoRecord, show_keys: bool) -> Record {
     d.line("\tPortInfo dump:");
     let mut raw = [0u8; ibmad::PortInfo::LEN];
     r.port_info.emit(&mut raw);
+    crate::debug::dump_warnings(
+        &raw,
+        dump::PORT_INFO,
+        (!show_keys).then_some(dump::PORT_INFO_MKEY),
+    );
     for f in dump::PORT_INFO {
         let value = dump::get_bits(&raw, f.offset, f.width);
         if f.name == dump::PORT_INFO_MKEY && !show_keys {

@@ -380,6 +380,7 @@ fn port_info(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut Vec<u8>) -> Resu
         out,
         &format!("# Port info: {} port {}\n", dest.to_c_string(), orig as i32),
     );
+    crate::debug::dump_warnings(&data, dump::PORT_INFO, hidden);
     put(
         out,
         &dump::dump_fields_hiding(&data, dump::PORT_INFO, hidden),
