@@ -122,12 +122,8 @@ impl Checks {
                 "state" => c.states = true,
                 "width" => c.widths = true,
                 "speed" => c.speeds = true,
-                _ => {
-                    return Err(format!(
-                        "invalid diff check key: {key} (known: {})",
-                        Checks::KEYS.join(", ")
-                    ))
-                }
+                // C's text (ibnetdiscover's usage follows it).
+                _ => return Err(format!("invalid diff check key: {key}")),
             }
         }
         Ok(c)

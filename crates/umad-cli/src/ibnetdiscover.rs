@@ -288,6 +288,14 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
         Parsed::Run(m) => m,
         Parsed::Exit(code) => return code,
     };
+    // C's option callback rejects an unknown --diffcheck key: its message, then the usage.
+    if let Some(Err(msg)) = m
+        .get_one::<String>("diffcheck")
+        .map(|k| Checks::parse_keys_exact(k))
+    {
+        eprint!("{msg}\n{}", common::c_usage(&command().name(prog)));
+        return exit::USAGE;
+    }
     match Options::from_matches(&m).and_then(|o| run(&o)) {
         Ok(code) => code,
         Err(e) => e.report(prog),

@@ -203,8 +203,9 @@ fn usage_and_option_errors_match_c() {
 }
 
 /// Run without the arguments they need (a destination, saquery's name for `-L`/`-l`/`-G`/
-/// `-O`/`-U`, a good GID), the tools print C's usage text (`ibdiag_show_usage`, after
-/// saquery's `ERROR: ...` line) before opening a port: byte for byte, less our `--json`.
+/// `-O`/`-U`, a good GID) or with a bad `--diffcheck` key, the tools print C's usage text
+/// (`ibdiag_show_usage`, after saquery's `ERROR: ...` line or the `invalid diff check key`
+/// one) before opening a port: byte for byte, less our `--json`.
 #[test]
 fn missing_arguments_print_c_usage() {
     let path = format!("/usr/sbin:{}", std::env::var("PATH").unwrap_or_default());
@@ -225,6 +226,9 @@ fn missing_arguments_print_c_usage() {
         ("saquery", &["-O", "0"]),
         ("saquery", &["-U"]),
         ("saquery", &["--sgid", "bad"]),
+        ("ibnetdiscover", &["--diffcheck", "bogus"]),
+        ("ibnetdiscover", &["--diffcheck", "sw,Lid,bogus"]),
+        ("iblinkinfo", &["--diffcheck", "bogus"]),
     ];
     let mut failures = Vec::new();
     for (tool, args) in cases {
