@@ -1,9 +1,9 @@
 //! A differential sweep on two fabrics no other test uses (fabrics/README.md):
 //!
 //! * `odd.net`: a router (`Rt`, NodeInfo type 3), a switch with base port 0, a 2-port
-//!   switch, a 36-port switch with 31 empty ports and a Mellanox vendor id, a 4-port HCA on
-//!   two switches (ports 2 and 4 down), node descriptions of exactly 63 characters, of
-//!   blanks only, with `#`, `,`, `-`, `:`, and with non-ASCII (UTF-8) bytes, non-default
+//!   switch, a 36-port switch with 30 empty ports and a Mellanox vendor id, a 4-port HCA on
+//!   two switches (ports 2 and 4 down), node descriptions that are empty, of exactly 63
+//!   characters, of blanks only, with `#`, `,`, `-`, `:`, and with non-ASCII (UTF-8) bytes, non-default
 //!   vendor and device ids, and an attach point on the big switch's port 17;
 //! * `b2b.net`: two HCAs cabled back to back, no switch.
 //!
@@ -216,6 +216,7 @@ const ODD_ROUTES: &[(&str, &str, &str)] = &[
     ("d63", "0,1,36,2,4", "1"),
     ("punct", "0,1,36,2,5", "1"),
     ("blank", "0,1,36,2,8", "1"),
+    ("empty", "0,1,2", "1"),
     ("self", "0", "1"),
 ];
 
@@ -317,6 +318,7 @@ const ODD_CASES: &[Case] = &[
     ("iblinkinfo", &["-D", "0,1,36,2,3", "-l"], Out),
     ("iblinkinfo", &["-D", "0,1,36,2"], Out),
     ("iblinkinfo", &["-D", "0,1,5"], Out),
+    ("iblinkinfo", &["-D", "0,1,2", "-l"], Out),
     ("smpquery", &["nodeinfo", "{base}"], All),
     ("smpquery", &["nodedesc", "{base}"], All),
     ("smpquery", &["portinfo", "{base}"], All),
@@ -336,6 +338,9 @@ const ODD_CASES: &[Case] = &[
     ("smpquery", &["nodedesc", "{d63}"], All),
     ("smpquery", &["nodedesc", "{punct}"], All),
     ("smpquery", &["nodedesc", "{blank}"], All),
+    ("smpquery", &["nodedesc", "{empty}"], All),
+    ("smpquery", &["-D", "nodedesc", "0,1,2"], All),
+    ("smpdump", &["{empty}", "0x10"], All),
     ("smpquery", &["nodeinfo", "{q1}"], All),
     ("smpquery", &["portinfo", "{q1}", "2"], All),
     ("smpquery", &["portinfo", "{q3}", "3"], All),
@@ -393,6 +398,12 @@ const ODD_CASES: &[Case] = &[
         All,
     ),
     ("ibtracert", &["{punct}", "{d63}"], All),
+    ("ibtracert", &["{empty}", "{blank}"], All),
+    (
+        "ibtracert",
+        &["--node-name-map", "{map}", "{empty}", "{rt1}"],
+        All,
+    ),
     ("ibtracert", &["{base}", "{big}"], All),
     ("ibtracert", &[], Out),
     ("perfquery", &["{rt1}", "1"], Out),
@@ -408,6 +419,7 @@ const ODD_CASES: &[Case] = &[
     ("perfquery", &["{self}", "1"], Out),
     ("perfquery", &["{utf8}", "1"], Out),
     ("perfquery", &["{blank}", "1"], Out),
+    ("perfquery", &["{empty}", "1"], Out),
     ("perfquery", &["-a", "{base}"], Out),
     ("perfquery", &["{base}", "3"], Out),
     ("perfquery", &["{two}", "255"], Out),
@@ -649,7 +661,8 @@ fn rt_odd_fabric_c_and_umad() {
     // --json of the main tools validates; the router and the odd names are in it.
     let topo = json(&sim, "ibnetdiscover", "ibnetdiscover-v1.schema.json", &[]);
     let nodes = topo["fabric"]["nodes"].as_array().expect("nodes");
-    assert_eq!(nodes.len(), 10, "{topo}");
+    assert_eq!(nodes.len(), 11, "{topo}");
+    assert!(nodes.iter().any(|n| n["description"] == ""), "{topo}");
     let router = nodes
         .iter()
         .find(|n| n["node_type"] == "Router")
