@@ -901,12 +901,10 @@ fn node_name(map: Option<&NodeNameMap>, nr: &NodeRecord) -> String {
 }
 
 /// C's `get_lid`: a name (starting with a letter) is looked up among the NodeRecords'
-/// descriptions; anything else is a LID number.
+/// descriptions; anything else, the empty string too (`saquery ""`, `PIR /1`), is a LID
+/// number.
 fn get_lid(sa: &Sa, name: &str) -> Result<u16, Exit> {
-    if name.is_empty() {
-        return Ok(0);
-    }
-    if name.as_bytes()[0].is_ascii_alphabetic() {
+    if name.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) {
         let nodes: Vec<NodeRecord> = sa.all()?;
         return nodes
             .iter()

@@ -770,6 +770,12 @@ const SA_CASES: &[Case] = &[
     ),
     ("saquery", &["-l", "  a, b - c: d #2  "], Out),
     ("saquery", &["NR", "{rt2}"], Out),
+    // An empty name or LID (before a '/'): C's get_lid finds no LID in it.
+    ("saquery", &[""], All),
+    ("saquery", &["PIR", "/1"], All),
+    ("saquery", &["LR", ""], All),
+    ("saquery", &["-L", ""], All),
+    ("saquery", &["-l", "   "], All),
     // opensm's records of unconnected ports have LinkWidthActive 0: C warns for each.
     ("saquery", &["PIR"], All),
     ("saquery", &["PIR", "{rt1}"], All),
