@@ -658,6 +658,54 @@ fn rt_odd_fabric_c_and_umad() {
     let (_, si, _) = c(&sim, "smpquery", &v.expand(&["switchinfo", "{big}"]));
     assert_eq!(field(&si, "EnhancedPort0"), "1");
 
+    // Multicast: the router, the 4-port HCA and the blank-named HCA join the SM's group;
+    // once opensm has programmed the MFTs, the multicast traces and tables match.
+    let (_, groups, _) = c(&sim, "saquery", &["-g".to_string()]);
+    let dotted = |name: &str| {
+        groups
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .map(|v| v.trim_start_matches('.').to_string())
+            .unwrap_or_else(|| panic!("no {name} in {groups}"))
+    };
+    let (mgid, mlid) = (dotted("MGID"), dotted("Mlid"));
+    let mgid: ibmad::Gid = mgid.parse::<std::net::Ipv6Addr>().unwrap().into();
+    for node in ["R-gw", "H-quad", "H-blank"] {
+        common::join(&sim, node, mgid);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (_, t, _) = c(&sim, "dump_mfts", &[]);
+        if t.matches(" 0 valid mlids").count() == 0 || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let mcast: Vec<(&str, Vec<&str>)> = vec![
+        ("ibtracert", vec!["-m", &mlid, "{q1}", "{rt1}"]),
+        ("ibtracert", vec!["-m", &mlid, "{blank}", "{q3}"]),
+        ("ibtracert", vec!["-m", &mlid, "-n", "{rt2}", "{blank}"]),
+        ("ibtracert", vec!["-m", &mlid, "{self}", "{q1}"]),
+        ("dump_mfts", vec![]),
+        ("dump_mfts", vec!["-n"]),
+        ("ibroute", vec!["-M", "{base}"]),
+        ("ibroute", vec!["-M", "{big}"]),
+        ("ibroute", vec!["-M", "-n", "{two}"]),
+    ];
+    let mut traced = 0;
+    for (tool, args) in &mcast {
+        let args = v.expand(args);
+        let (cc, co, ce) = c(&sim, tool, &args);
+        let (oc, oo, oe) = ours(&sim, tool, &args);
+        assert_eq!(
+            (oc, &oo),
+            (cc, &co),
+            "{tool} {args:?}: C stderr {ce}\nours {oe}"
+        );
+        traced += usize::from(*tool == "ibtracert" && cc == 0);
+    }
+    assert!(traced >= 2, "only {traced} multicast traces");
+
     // --json of the main tools validates; the router and the odd names are in it.
     let topo = json(&sim, "ibnetdiscover", "ibnetdiscover-v1.schema.json", &[]);
     let nodes = topo["fabric"]["nodes"].as_array().expect("nodes");
