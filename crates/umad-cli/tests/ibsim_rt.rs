@@ -12,7 +12,8 @@
 //! traffic counters, the SM's activity count); stderr too where a case says so (pids
 //! masked, the simulator's own lines dropped). The SA-dependent cases (`iblinkinfo
 //! -S`/`-G`, `ibqueryerrors` with its SL PathRecords, `saquery`) run with opensm on the
-//! project's drop-in libibumad (`common::sa::DropInSa`, tools at the 4-port HCA), so that
+//! project's drop-in libibumad (`common::sa::DropInSa`; on odd.net the tools at the 4-port
+//! HCA, on b2b.net at H-right), so that
 //! SA answers arrive whole. `--json` of the main tools is validated against its schema.
 //!
 //! Known differences left as they are (stderr only, not compared):
@@ -566,6 +567,56 @@ fn rt_back_to_back_c_and_umad() {
     assert_eq!(nodes.len(), 2, "{topo}");
     assert!(nodes.iter().all(|n| n["node_type"] == "CA"), "{topo}");
     json(&sim, "iblinkinfo", "iblinkinfo-v1.schema.json", &[]);
+    drop(sim);
+
+    // The SA cases, on a second simulator with opensm on the drop-in at H-left and the
+    // tools at H-right.
+    let Some(drop_in) = require_drop_in("umad_cli::rt_back_to_back_c_and_umad") else {
+        return;
+    };
+    let sim = Ibsim::start(fabrics_dir().join("b2b.net")).expect("ibsim starts");
+    let f = DropInSa::new(&sim, drop_in);
+    assert_eq!(
+        (f.sm_node.as_str(), f.tool_node.as_str()),
+        ("H-left", "H-right")
+    );
+    let _sm = f.start_sm();
+    let cases: &[&[&str]] = &[
+        &[],
+        &["PIR"],
+        &["-s"],
+        &["PR"],
+        &["LR"],
+        &["SWIR"],
+        &["-x"],
+        &["-g"],
+        &["LFTR"],
+        &["-L", "left HCA-1"],
+        &["-O", "1"],
+    ];
+    let mut runs: Vec<(&str, Vec<&str>)> = cases.iter().map(|a| ("saquery", a.to_vec())).collect();
+    runs.extend([
+        ("ibqueryerrors", vec![]),
+        ("ibqueryerrors", vec!["--data"]),
+        ("ibqueryerrors", vec!["-G", "0x100001"]),
+        ("iblinkinfo", vec!["-G", "0x100001"]),
+        ("iblinkinfo", vec!["-G", "0x100003", "-l"]),
+        ("perfquery", vec!["-G", "0x100001", "1"]),
+        ("smpquery", vec!["-G", "nodeinfo", "0x100001"]),
+        ("ibaddr", vec!["-G", "0x100001"]),
+        ("ibtracert", vec!["-G", "0x100003", "0x100001"]),
+        ("sminfo", vec![]),
+    ]);
+    for (tool, args) in &runs {
+        let (cc, co, ce) = f.c(tool, args);
+        let (oc, oo, oe) = f.ours(tool, args);
+        assert_eq!(
+            oc, cc,
+            "b2b.net SA: {tool} {args:?}: exit codes\n{co}{ce}\n{oo}{oe}"
+        );
+        assert_eq!(mask(&oo), mask(&co), "b2b.net SA: {tool} {args:?}");
+        assert_eq!(errors(&oe), errors(&ce), "b2b.net SA: {tool} {args:?}");
+    }
 }
 
 #[test]
