@@ -13,8 +13,8 @@
 //! masked, the simulator's own lines dropped). The SA-dependent cases (`iblinkinfo
 //! -S`/`-G`, `ibqueryerrors` with its SL PathRecords, `saquery`) run with opensm on the
 //! project's drop-in libibumad (`common::sa::DropInSa`; on odd.net the tools at the 4-port
-//! HCA, on b2b.net at H-right), so that
-//! SA answers arrive whole. `--json` of the main tools is validated against its schema.
+//! HCA, on b2b.net at H-right), so that SA answers arrive whole. `--json` of the main
+//! tools is validated against its schema.
 //!
 //! Known differences left as they are (stderr only, not compared):
 //! * C's `_do_madrpc: recv failed: Connection timed out` line: under umad2sim a combined
@@ -25,6 +25,10 @@
 //!   the same.
 //! * `ibstat <ca> <bad port>`: C's `ibpanic` ends in `: <strerror(errno)>` of whatever
 //!   errno an earlier call left (under umad2sim ENOENT); ours has no such suffix.
+//! * `ibqueryerrors` whose PMA queries fail: the same lines, but ours prints the
+//!   `_do_madrpc failed` ones of a batch of queries before their `query failed on` lines.
+//! * C's `iblinkinfo --diff --diffcheck nodedesc` (or `lid`) dereferences a null pointer
+//!   when a description (LID) changed; ours prints the change (iblinkinfo.rs says how).
 
 mod common;
 
