@@ -352,6 +352,9 @@ const ODD_CASES: &[Case] = &[
     ("smpquery", &["portinfo", "{q1}", "4"], All),
     ("smpquery", &["portinfo", "{q1}", "5"], Out),
     ("smpquery", &["mlnxextportinfo", "{big}", "5"], All),
+    ("smpquery", &["mlnxextportinfo", "{big}", "1"], All),
+    ("smpquery", &["-D", "mlnxextportinfo", "0,1,1", "1"], All),
+    ("ibportstate", &["-D", "0,1", "1"], All),
     ("smpquery", &["sl2vl", "{base}", "3"], All),
     ("smpquery", &["pkeys", "{rt1}"], All),
     ("smpquery", &["guidinfo", "{rt1}"], All),
@@ -651,6 +654,9 @@ fn rt_odd_fabric_c_and_umad() {
             "odd.net at {node}: only {answered} answered"
         );
     }
+    // The FDR10 link shows as such from the Mellanox switch's side only.
+    let (_, links, _) = c(&sim, "iblinkinfo", &[]);
+    assert_eq!(links.matches("(FDR10)").count(), 1, "{links}");
     let (_, stat, _) = c_at(&sim, Some("S-base"), "ibstat", &[]);
     assert!(stat.starts_with("Switch 'ibsim0'"), "{stat}");
 
