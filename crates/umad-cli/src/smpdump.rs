@@ -79,12 +79,16 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     // smpdump sends without an M_Key and without retries.
     opts.m_key = 0;
     let timeout = std::time::Duration::from_millis(u64::from(opts.timeout_ms.unwrap_or(1000)));
-    let port = match opts.open_smi_port() {
+    let port = match umad::Port::open_smi(opts.ca.as_deref(), opts.port) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("{prog}: {e}");
+            eprintln!("{prog}: {}", opts.open_failure(&e));
             let ca = opts.ca.as_deref().unwrap_or("(null)");
-            return ibpanic(&format!("can't open UMAD port ({ca}:{})", opts.port));
+            let errno = crate::debug::strerror(&std::io::Error::from_raw_os_error(e.errno()));
+            return ibpanic(&format!(
+                "can't open UMAD port ({ca}:{}): {errno}",
+                opts.port
+            ));
         }
     };
     let rpc = umad::rpc::Rpc::new(std::sync::Arc::new(port));
