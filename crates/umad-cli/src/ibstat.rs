@@ -40,11 +40,22 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
     }
 }
 
-/// libibmad's `IBPANIC` (stderr, exit 255).
-fn ibpanic(msg: &str) -> i32 {
-    eprintln!("ibpanic: [{}] main: {msg}", std::process::id());
+/// libibmad's `IBPANIC` (stderr, exit 255): `ibpanic: [<pid>] main: <msg>: %m`, where `%m`
+/// is the `errno` C's call left behind; `errno` is the text of that `strerror` (`None`: `msg`
+/// already ends with the reason).
+fn ibpanic(msg: &str, errno: Option<&str>) -> i32 {
+    match errno {
+        Some(errno) => eprintln!("ibpanic: [{}] main: {msg}: {errno}", std::process::id()),
+        None => eprintln!("ibpanic: [{}] main: {msg}", std::process::id()),
+    }
     exit::FAILURE
 }
+
+/// `strerror(0)`: a lookup that failed without a failing call (`'x' IB device can't be found`).
+const ERRNO_NONE: &str = "Success";
+/// `strerror(ENOENT)`: what C's `umad_get_ca` leaves behind when it looked for a sysfs file that
+/// is not there, as it does before `ca_stat` reports a missing port number.
+const ERRNO_ENOENT: &str = "No such file or directory";
 
 /// Whether sysfs says port `port` of `ca` runs FDR10 (C's `is_fdr10`: the `rate` text has
 /// `FDR10` just before its `)`, e.g. `40 Gb/sec (4X FDR10)`).
@@ -89,12 +100,17 @@ fn run(m: &ArgMatches) -> i32 {
     let dev_port = args.get(1).map(|a| c_strtol(a));
     let (cas, devices) = match all_cas() {
         Ok(c) => c,
-        Err(e) => return ibpanic(&e),
+        Err(e) => return ibpanic(&e, None),
     };
     let cas: Vec<&Ca> = match args.first() {
         Some(want) => match cas.iter().find(|c| &c.name == want) {
             Some(c) => vec![c],
-            None => return ibpanic(&format!("'{want}' IB device can't be found")),
+            None => {
+                return ibpanic(
+                    &format!("'{want}' IB device can't be found"),
+                    Some(ERRNO_NONE),
+                )
+            }
         },
         None => cas.iter().collect(),
     };
@@ -129,7 +145,10 @@ fn run(m: &ArgMatches) -> i32 {
         {
             print!("{out}");
             eprintln!("ibwarn: [{}] ca_stat: {e}", std::process::id());
-            return ibpanic(&format!("stat of IB device '{}' failed", ca.name));
+            return ibpanic(
+                &format!("stat of IB device '{}' failed", ca.name),
+                Some(ERRNO_ENOENT),
+            );
         }
     }
     print!("{out}");
