@@ -158,9 +158,15 @@ impl Dest {
         Dest { lid, dr: None }
     }
 
-    /// libibmad's `portid2str`: `Lid 3`, or `DR path slid 65535; dlid 65535; 0,1`.
+    /// libibmad's `portid2str`: `Lid 3`, or `DR path slid 65535; dlid 65535; 0,1`. A LID
+    /// with a route of no hops (`-c` with `<lid> 0`, or no route at all) is just `Lid 3`:
+    /// C names the route only when its hop count is not 0.
     pub fn to_c_string(&self) -> String {
-        let dr = self.dr.as_ref().map(DrRoute::to_c_string);
+        let dr = self
+            .dr
+            .as_ref()
+            .filter(|dr| self.lid == 0 || dr.elems.len() > 1)
+            .map(DrRoute::to_c_string);
         match (self.lid, dr) {
             (lid, None) if lid > 0 => format!("Lid {lid}"),
             (lid, Some(dr)) if lid > 0 => format!("Lid {lid} DR path {dr}"),
