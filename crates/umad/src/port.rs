@@ -265,7 +265,9 @@ impl Port {
         let wrong_port = port != 0 && port != self.port_num();
         if wrong_ca || wrong_port {
             return Err(Error::InvalidArgument(format!(
-                "UMAD_IBSIM is set, so the port is the simulator's ({} port {}, node chosen by                  UMAD_IBSIM_NODE), not CA {} port {port}: name that CA and port (or none),                  or unset UMAD_IBSIM to use the kernel's devices",
+                "UMAD_IBSIM is set, so the port is the simulator's ({} port {}, node chosen by \
+                 UMAD_IBSIM_NODE), not CA {} port {port}: name that CA and port (or none), \
+                 or unset UMAD_IBSIM to use the kernel's devices",
                 self.ca_name(),
                 self.port_num(),
                 ca.unwrap_or("(default)"),
