@@ -357,7 +357,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     if args.len() < 2 {
-        eprint!("{}", command().name(prog).render_help());
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let json = m.get_flag("json");

@@ -128,7 +128,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     if args.is_empty() {
-        eprint!("{}", command().name(prog).render_help());
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let req = Request {

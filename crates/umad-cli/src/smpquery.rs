@@ -188,7 +188,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let combined = m.get_flag("combined");
     let json = m.get_flag("json");
     if args.len() < 2 {
-        eprint!("{}", command().name(prog).render_help());
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let Some(op) = find_op(&args[0]) else {
