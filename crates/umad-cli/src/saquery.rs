@@ -515,7 +515,7 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     flags.sort();
     let show_usage = || Exit {
         code: exit::USAGE,
-        message: Some(command().render_help().to_string().trim_end().to_string()),
+        message: Some(usage_text()),
     };
     for (_, id) in flags {
         match id {
@@ -669,11 +669,18 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     })
 }
 
+/// C's `ibdiag_show_usage` text ([`common::c_usage`]) as an [`Exit`] message (which gets
+/// its last newline when printed).
+fn usage_text() -> String {
+    let usage = common::c_usage(&command());
+    usage.strip_suffix('\n').unwrap_or(&usage).to_string()
+}
+
 /// An `ERROR: ...` line and then the usage, exit 2 (C's `ibdiag_show_usage`).
 fn with_usage(line: &str) -> Exit {
     Exit::new(
         exit::USAGE,
-        format!("{line}\n{}", command().render_help().to_string().trim_end()),
+        format!("{line}\n{}", usage_text()),
     )
 }
 
