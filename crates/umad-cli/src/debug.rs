@@ -71,6 +71,22 @@ pub fn ibwarn(func: &str, msg: &str) {
     eprintln!("ibwarn: [{}] {func}: {msg}", std::process::id());
 }
 
+/// The `IBWARN` lines libibmad's dumpers print while formatting `fields` of `data`
+/// ([`ibmad::dump::fields_warnings`]: `mad_dump_linkwidth: bad width 0`).
+pub fn dump_warnings(data: &[u8], fields: &[ibmad::dump::Field]) {
+    for (func, msg) in ibmad::dump::fields_warnings(data, fields) {
+        ibwarn(func, &msg);
+    }
+}
+
+/// The `IBWARN` line, if any, libibmad's dumper for `fmt` prints for `value`
+/// ([`ibmad::dump::value_warning`]).
+pub fn value_warning(fmt: ibmad::dump::Fmt, value: u64) {
+    if let Some((func, msg)) = ibmad::dump::value_warning(fmt, value) {
+        ibwarn(func, &msg);
+    }
+}
+
 /// libibmad's `DEBUG`: an [`ibwarn`] line at `-d` and above.
 pub fn debug(func: &str, args: fmt::Arguments<'_>) {
     if level() > 0 {

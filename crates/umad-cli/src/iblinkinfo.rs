@@ -254,6 +254,8 @@ impl Links<'_> {
             format_value(Fmt::LinkSpeed, 4, u64::from(ispeed))
         };
         let link = if !down {
+            // C formats the width (and so may warn about it) only for a port that is up.
+            crate::debug::value_warning(Fmt::LinkWidth, u64::from(iwidth));
             format!("({width:>3} {speed:>18} {state:>6}/{phys:>8})")
         } else {
             format!("(              {state:>6}/{phys:>8})")

@@ -316,6 +316,7 @@ impl Run<'_> {
         ));
         self.out
             .push_str(&dump::dump_fields_hiding(data, &fields, hidden));
+        crate::debug::dump_warnings(data, &fields);
         json!({
             "destination": dest_json(dest),
             "port": portnum,

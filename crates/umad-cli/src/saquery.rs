@@ -678,10 +678,7 @@ fn usage_text() -> String {
 
 /// An `ERROR: ...` line and then the usage, exit 2 (C's `ibdiag_show_usage`).
 fn with_usage(line: &str) -> Exit {
-    Exit::new(
-        exit::USAGE,
-        format!("{line}\n{}", usage_text()),
-    )
+    Exit::new(exit::USAGE, format!("{line}\n{}", usage_text()))
 }
 
 /// Runs `saquery`; returns the exit code.
@@ -1575,6 +1572,7 @@ fn dump_one_portinfo_record(r: &PortInfoRecord, show_keys: bool) -> Record {
             "\t\t{}",
             dump::field_line(f.name, f.fmt, f.width, value)
         ));
+        crate::debug::value_warning(f.fmt, value);
         let v = if f.width > 32 {
             json!(format!("0x{value:016x}"))
         } else {

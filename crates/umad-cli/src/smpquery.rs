@@ -395,6 +395,7 @@ fn port_info(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut Vec<u8>) -> Resu
         out,
         &dump::dump_fields_hiding(&data, dump::PORT_INFO, hidden),
     );
+    crate::debug::dump_warnings(&data, dump::PORT_INFO);
     Ok(json!({"port": orig as i32, "fields": fields_json(&data, dump::PORT_INFO, hidden)}))
 }
 
