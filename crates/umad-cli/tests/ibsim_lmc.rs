@@ -12,8 +12,9 @@
 //! `saquery` (PathRecords between LMC LIDs, PortInfoRecords, LID ranges by name) and the
 //! SA-resolved `-G` destinations go through [`DropInSa`] (opensm with LMC 2 on the drop-in,
 //! so RMPP tables arrive whole). `sminfo` is compared against a master (priority 5) and a
-//! standby SM (priority 1), at their base LIDs and offsets. The main tools' `--json`
-//! validates against docs/json/*.schema.json.
+//! standby SM (priority 1), at their base LIDs and offsets. A last fabric has its SM resident
+//! on a switch (`S-top`) sweeping with LMC 3 and `lmc_esp0`, so switches own LID ranges too.
+//! The main tools' `--json` validates against docs/json/*.schema.json.
 //!
 //! Known differences, not compared (see the cases marked [`Check::Stdout`]):
 //! * combined-route SMPs (`smpquery -c`, and `ibportstate` asking a switch port's peer): ibsim
@@ -733,4 +734,97 @@ fn lmc_sm_states_match_c() {
         "sminfo-v1.schema.json",
         &["{one1+1}"],
     );
+}
+
+/// Cases with a resident SM on a switch (`S-top`) giving every port LMC 3, switches' enhanced
+/// port 0 too (`lmc_esp0`).
+const ESP0_CASES: &[Case] = &[
+    ("", "ibnetdiscover", &[], Both),
+    ("", "ibnetdiscover", &["-l"], Both),
+    ("", "ibnetdiscover", &["-p"], Both),
+    ("", "ibnetdiscover", &["-s"], Both),
+    ("", "ibroute", &["{top}"], Both),
+    ("", "ibroute", &["{top+5}"], Both),
+    ("", "ibroute", &["-a", "{bottom+7}"], Both),
+    ("", "ibroute", &["{bottom+3}", "{dual1}", "{dual1+7}"], Both),
+    ("", "dump_lfts", &[], Both),
+    ("", "dump_lfts", &["{top+2}"], Both),
+    ("", "ibtracert", &["{sm1+1}", "{top+5}"], Both),
+    ("", "ibtracert", &["{bottom+7}", "{dual2+3}"], Both),
+    ("", "ibtracert", &["{one1+6}", "{pre1+3}"], Both),
+    ("", "ibtracert", &["{top+3}", "{base}"], Both),
+    ("", "ibtracert", &["-G", "{g:sm1}", "{g:half2}"], Both),
+    ("", "ibaddr", &["{top+7}"], Both),
+    ("", "ibaddr", &["-l", "{bottom+1}"], Both),
+    ("", "ibaddr", &["{base}"], Both),
+    ("", "ibaddr", &["-G", "{g:pre1}"], Both),
+    ("", "smpquery", &["pi", "{top+4}", "0"], Both),
+    ("", "smpquery", &["si", "{bottom+6}"], Both),
+    ("", "smpquery", &["ni", "{top+1}"], Both),
+    ("", "perfquery", &["{top+2}", "1"], Both),
+    ("", "perfquery", &["{bottom+3}", "255"], Both),
+    ("", "ibportstate", &["{bottom+1}", "0"], Both),
+    ("", "ibportstate", &["{top+6}", "4"], Both),
+    ("", "iblinkinfo", &[], Both),
+    ("", "iblinkinfo", &["-l"], Both),
+    ("", "iblinkinfo", &["-p"], Both),
+    ("", "sminfo", &[], Both),
+    ("", "sminfo", &["{top+3}"], Both),
+    ("", "sminfo", &["-D", "0,1"], Both),
+    ("", "ibswitches", &[], Both),
+    ("", "ibnodes", &[], Both),
+    ("S-top", "ibstat", &[], Both),
+    ("S-top", "ibaddr", &[], Both),
+    ("S-top", "ibaddr", &["-l"], Both),
+    ("S-top", "sminfo", &[], Both),
+    ("S-top", "smpquery", &["-D", "pi", "0"], Both),
+    ("S-top", "ibtracert", &["{top+1}", "{pre1+2}"], Both),
+    ("S-bottom", "ibaddr", &["-l"], Both),
+    ("S-bottom", "perfquery", &[], Both),
+    ("H-dual", "sminfo", &[], Both),
+    ("H-dual", "ibaddr", &["-G", "{g:one1}"], Both),
+];
+
+#[test]
+fn lmc_esp0_switch_sm_match_c() {
+    if !require_ibsim("ibsim_lmc::lmc_esp0_switch_sm_match_c") {
+        return;
+    }
+    let sim = Ibsim::start(fabrics_dir().join(FABRIC)).expect("ibsim starts");
+    // LMC 3 for switches' enhanced port 0 as well: opensm's lmc_esp0, a config-file option.
+    let conf = sim.workdir().join("opensm-esp0.conf");
+    std::fs::write(&conf, "lmc 3\nlmc_esp0 TRUE\n").unwrap();
+    let _sm = sim
+        .opensm()
+        .host("S-top")
+        .args(["-F".as_ref(), conf.as_os_str()])
+        .start_daemon()
+        .expect("opensm on a switch");
+    let (code, topo, err) = c_at(&sim, "", "ibnetdiscover", &[]);
+    assert_eq!(code, 0, "{err}");
+    let lids = Lids::parse(&topo);
+    for (name, &(lid, lmc)) in &lids.lid {
+        // A base port 0 (S-base) has no LID range; H-pre's preset 64 is aligned for LMC 3.
+        let want = if name == "base" { 0 } else { 3 };
+        assert_eq!(lmc, want, "{name}: LMC in {topo}");
+        assert_eq!(lid % (1 << want), 0, "{name}: base LID {lid} aligned");
+    }
+    assert_eq!(lids.lid["pre1"].0, 64, "H-pre keeps its preset LID");
+    let (_, info, _) = c_at(&sim, "", "sminfo", &[]);
+    assert!(
+        info.contains(&format!("sm lid {} ", lids.lid["top"].0)),
+        "the SM is on S-top: {info}"
+    );
+    let ok = compare(&sim, &lids, ESP0_CASES);
+    assert!(ok >= 35, "only {ok} cases succeeded in C");
+    json_ok(
+        &sim,
+        &lids,
+        "",
+        "ibroute",
+        "ibroute-v1.schema.json",
+        &["{top+5}"],
+    );
+    json_ok(&sim, &lids, "", "sminfo", "sminfo-v1.schema.json", &[]);
+    json_ok(&sim, &lids, "S-top", "ibstat", "ibstat-v1.schema.json", &[]);
 }
