@@ -1017,18 +1017,36 @@ fn select_sel<T: From<u8>>(
 }
 
 fn run(o: &Options) -> Result<(), Exit> {
-    let port = umad::Port::open(o.common.ca.as_deref(), o.common.port).map_err(|e| {
-        Exit::new(
-            exit::FAILURE,
-            format!("saquery: iberror: failed: Failed to open port: {e}"),
-        )
-    })?;
-    let sa = Sa {
+    // C's sa_get_handle, before any query: a port that does not open, or no SM LID on it
+    // (no SM swept it, or its link is down), is "No SM/SA found". C names the CA only when
+    // none was given ("(null)"; a quirk), then IBPANICs with the errno its sysfs lookups
+    // left (ENOENT). Our reason for a port that did not open is shown with -d/-v.
+    let port = umad::Port::open(o.common.ca.as_deref(), o.common.port).inspect_err(|e| {
+        if o.common.debug > 0 || o.common.verbose > 0 {
+            eprintln!("saquery: can't open port: {e}");
+        }
+    });
+    let sa = port.ok().map(|port| Sa {
         rpc: Rpc::new(port),
         sm_key: o.sm_key,
         timeout: Duration::from_millis(u64::from(
             o.common.timeout_ms.unwrap_or(DEFAULT_SA_TIMEOUT_MS),
         )),
+    });
+    let Some(sa) = sa.filter(|sa| sa.rpc.sa_addr().is_ok()) else {
+        let ca = if o.common.ca.is_some() { "" } else { "(null)" };
+        crate::dest::ibwarn(
+            "sa_get_handle",
+            &format!("No SM/SA found on port {ca}:{}", o.common.port),
+        );
+        eprintln!(
+            "ibpanic: [{}] main: Failed to bind to the SA: No such file or directory",
+            std::process::id()
+        );
+        return Err(Exit {
+            code: exit::FAILURE,
+            message: None,
+        });
     };
     let map = common::open_node_name_map(o.node_name_map.as_deref());
     let map = map.as_ref();
