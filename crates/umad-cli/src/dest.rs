@@ -238,7 +238,7 @@ impl SmpPort {
     /// Opens the SMI port the options name (C: `mad_rpc_open_port`); `None` after printing
     /// C's `Failed to open '<ca>' port '<n>'` failure (the exit code is [`exit::FAILURE`]).
     pub fn open(prog: &str, opts: &CommonOpts) -> Option<SmpPort> {
-        match opts.open_smi_port() {
+        match opts.open_mad_port() {
             Ok(port) => {
                 let rpc = Rpc::new(Arc::new(port));
                 crate::debug::attach(&rpc);
@@ -248,8 +248,7 @@ impl SmpPort {
                     pipelined: false,
                 })
             }
-            Err(e) => {
-                eprintln!("{prog}: {e}");
+            Err(_) => {
                 let ca = opts.ca.as_deref().unwrap_or("(null)");
                 ibexit(prog, &format!("Failed to open '{ca}' port '{}'", opts.port));
                 None

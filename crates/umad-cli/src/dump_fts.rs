@@ -149,7 +149,7 @@ fn run(m: &ArgMatches) -> i32 {
 }
 
 fn discover(opts: &CommonOpts) -> Option<Fabric> {
-    let port = opts.open_smi_port().ok()?;
+    let port = opts.open_ibnd_port().ok()?;
     let d_opts = DiscoverOptions {
         timeout: opts
             .timeout_ms

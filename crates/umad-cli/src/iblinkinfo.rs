@@ -706,7 +706,7 @@ pub fn type_str(t: NodeType) -> &'static str {
 /// Opens the port the common options name, with an rpc whose window is `-o` (or the
 /// default), as the sweeping tools use it.
 pub fn open_sweep_port(opts: &CommonOpts, outstanding: Option<usize>) -> Option<SmpPort> {
-    let port = opts.open_smi_port().ok()?;
+    let port = opts.open_mad_port().ok()?;
     let rpc = match outstanding {
         Some(n) => Rpc::with_window(Arc::new(port), umad::rpc::Window::of(n)),
         None => Rpc::new(Arc::new(port)),

@@ -87,9 +87,15 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let port = match opts.open_smi_port() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("{prog}: {e}");
+            // C: umad_open_port failed, IBPANIC with the errno of its sysfs lookups.
+            if opts.debug > 0 || opts.verbose > 0 {
+                eprintln!("{prog}: {e}");
+            }
             let ca = opts.ca.as_deref().unwrap_or("(null)");
-            return ibpanic(&format!("can't open UMAD port ({ca}:{})", opts.port));
+            return ibpanic(&format!(
+                "can't open UMAD port ({ca}:{}): No such file or directory",
+                opts.port
+            ));
         }
     };
     let rpc = umad::rpc::Rpc::new(std::sync::Arc::new(port));
