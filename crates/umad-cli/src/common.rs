@@ -577,8 +577,8 @@ impl CommonOpts {
     /// [`open_mad_port`](Self::open_mad_port) as libibnetdisc's discovery opens its port
     /// (`ibnd_discover_fabric`): a failure also prints its `IBND_ERROR` line, which names
     /// C's source position.
-    pub fn open_ibnd_port(&self) -> Result<umad::Port, CliError> {
-        self.open_mad_port().inspect_err(|_| {
+    pub fn open_ibnd_port(&self, prog: &str) -> Result<umad::Port, CliError> {
+        self.open_mad_port(prog).inspect_err(|_| {
             let ca = self.ca.as_deref().unwrap_or("(null)");
             eprintln!(
                 "./libibnetdisc/ibnetdisc.c:802; can't open MAD port ({ca}:{})",
@@ -588,19 +588,18 @@ impl CommonOpts {
     }
 
     /// [`open_smi_port`](Self::open_smi_port) as libibmad's `mad_rpc_open_port`, which the
-    /// MAD tools open their port with: a failure prints its `ibwarn: [<pid>]
-    /// mad_rpc_open_port: can't open UMAD port (<ca or (null)>:<port>)` on stderr (our reason
-    /// only with `-d`/`-v`), and the tool goes on to its own message.
-    pub fn open_mad_port(&self) -> Result<umad::Port, CliError> {
+    /// MAD tools open their port with. A failure says why on stderr (`<prog>: can't open
+    /// port ...`, where C's libibumad would print its own diagnostics), then libibmad's
+    /// `ibwarn: [<pid>] mad_rpc_open_port: can't open UMAD port (<ca or (null)>:<port>)`;
+    /// the tool goes on to C's own message.
+    pub fn open_mad_port(&self, prog: &str) -> Result<umad::Port, CliError> {
         self.open_smi_port().inspect_err(|e| {
+            eprintln!("{prog}: {e}");
             let ca = self.ca.as_deref().unwrap_or("(null)");
             crate::debug::ibwarn(
                 "mad_rpc_open_port",
                 &format!("can't open UMAD port ({ca}:{})", self.port),
             );
-            if self.debug > 0 || self.verbose > 0 {
-                eprintln!("{e}");
-            }
         })
     }
 }

@@ -87,6 +87,13 @@ pub fn value_warning(fmt: ibmad::dump::Fmt, value: u64) {
     }
 }
 
+/// libibmad's `IBPANIC` from a tool's `main` (`ibpanic: [pid] main: msg` on stderr); returns
+/// its exit code (255). C appends `strerror(errno)` to most messages: callers pass it in.
+pub fn ibpanic(msg: &str) -> i32 {
+    eprintln!("ibpanic: [{}] main: {msg}", std::process::id());
+    crate::exit::FAILURE
+}
+
 /// libibmad's `DEBUG`: an [`ibwarn`] line at `-d` and above.
 pub fn debug(func: &str, args: fmt::Arguments<'_>) {
     if level() > 0 {

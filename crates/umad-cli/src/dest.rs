@@ -238,7 +238,7 @@ impl SmpPort {
     /// Opens the SMI port the options name (C: `mad_rpc_open_port`); `None` after printing
     /// C's `Failed to open '<ca>' port '<n>'` failure (the exit code is [`exit::FAILURE`]).
     pub fn open(prog: &str, opts: &CommonOpts) -> Option<SmpPort> {
-        match opts.open_mad_port() {
+        match opts.open_mad_port(prog) {
             Ok(port) => {
                 let rpc = Rpc::new(Arc::new(port));
                 crate::debug::attach(&rpc);

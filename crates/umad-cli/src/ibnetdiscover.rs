@@ -450,7 +450,7 @@ fn write_all(out: &mut dyn Write, bytes: &[u8]) -> Result<(), CliError> {
 fn discover(opts: &Options) -> Result<Fabric, CliError> {
     let port = opts
         .common
-        .open_ibnd_port()
+        .open_ibnd_port("ibnetdiscover")
         .map_err(|_| CliError::Failed(DISCOVER_FAILED.to_string()))?;
     let display = Arc::new(Mutex::new(Progress::stderr()));
     let shown = Arc::clone(&display);

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use umad::device::{Ca, Devices, PortAttrs};
 
 use crate::common::{self, Parsed};
+use crate::debug::ibpanic;
 use crate::dest::c_strtol;
 use crate::exit;
 
@@ -40,18 +41,8 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
     }
 }
 
-/// libibmad's `IBPANIC` (stderr, exit 255): `ibpanic: [<pid>] main: <msg>: %m`, where `%m`
-/// is the `errno` C's call left behind; `errno` is the text of that `strerror` (`None`: `msg`
-/// already ends with the reason).
-fn ibpanic(msg: &str, errno: Option<&str>) -> i32 {
-    match errno {
-        Some(errno) => eprintln!("ibpanic: [{}] main: {msg}: {errno}", std::process::id()),
-        None => eprintln!("ibpanic: [{}] main: {msg}", std::process::id()),
-    }
-    exit::FAILURE
-}
-
-/// `strerror(0)`: a lookup that failed without a failing call (`'x' IB device can't be found`).
+/// C's `IBPANIC` appends `%m`, the `errno` its call left behind:
+/// `strerror(0)` for a lookup that failed without a failing call (`'x' IB device can't be found`).
 const ERRNO_NONE: &str = "Success";
 /// `strerror(ENOENT)`: what C's `umad_get_ca` leaves behind when it looked for a sysfs file that
 /// is not there, as it does before `ca_stat` reports a missing port number.
@@ -100,17 +91,12 @@ fn run(m: &ArgMatches) -> i32 {
     let dev_port = args.get(1).map(|a| c_strtol(a));
     let (cas, devices) = match all_cas() {
         Ok(c) => c,
-        Err(e) => return ibpanic(&e, None),
+        Err(e) => return ibpanic(&e),
     };
     let cas: Vec<&Ca> = match args.first() {
         Some(want) => match cas.iter().find(|c| &c.name == want) {
             Some(c) => vec![c],
-            None => {
-                return ibpanic(
-                    &format!("'{want}' IB device can't be found"),
-                    Some(ERRNO_NONE),
-                )
-            }
+            None => return ibpanic(&format!("'{want}' IB device can't be found: {ERRNO_NONE}")),
         },
         None => cas.iter().collect(),
     };
@@ -145,10 +131,10 @@ fn run(m: &ArgMatches) -> i32 {
         {
             print!("{out}");
             eprintln!("ibwarn: [{}] ca_stat: {e}", std::process::id());
-            return ibpanic(
-                &format!("stat of IB device '{}' failed", ca.name),
-                Some(ERRNO_ENOENT),
-            );
+            return ibpanic(&format!(
+                "stat of IB device '{}' failed: {ERRNO_ENOENT}",
+                ca.name
+            ));
         }
     }
     print!("{out}");

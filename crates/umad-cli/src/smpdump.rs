@@ -15,6 +15,7 @@ use ibmad::{Method, Smp};
 use serde_json::json;
 
 use crate::common::{self, CommonOpts, DestType, Parsed};
+use crate::debug::ibpanic;
 use crate::dest::{c_strtoull, Dest, DrRoute};
 use crate::exit;
 
@@ -46,12 +47,6 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
         Parsed::Run(m) => run(prog, &m),
         Parsed::Exit(code) => code,
     }
-}
-
-/// libibmad's `IBPANIC`: on stderr, exit 255.
-fn ibpanic(msg: &str) -> i32 {
-    eprintln!("ibpanic: [{}] main: {msg}", std::process::id());
-    exit::FAILURE
 }
 
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
@@ -87,10 +82,9 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let port = match opts.open_smi_port() {
         Ok(p) => p,
         Err(e) => {
-            // C: umad_open_port failed, IBPANIC with the errno of its sysfs lookups.
-            if opts.debug > 0 || opts.verbose > 0 {
-                eprintln!("{prog}: {e}");
-            }
+            // Why, then C's: umad_open_port failed, IBPANIC with the errno of its sysfs
+            // lookups.
+            eprintln!("{prog}: {e}");
             let ca = opts.ca.as_deref().unwrap_or("(null)");
             return ibpanic(&format!(
                 "can't open UMAD port ({ca}:{}): No such file or directory",

@@ -22,7 +22,12 @@
 //!   `umad_recv` times out and C adds `_do_madrpc: recv failed: Connection timed out` on
 //!   stderr after one attempt; our MAD layer reports the timeout as the kernel does, after
 //!   C's three attempts, which is what C prints on a real kernel;
-//! * usage texts: ours lists `--json` as well (those lines are taken out before comparing).
+//! * usage texts: ours lists `--json` as well (those lines are taken out before comparing);
+//! * a port that does not open: ours says why first (`<tool>: can't open port ...`, taken out
+//!   before comparing), then C's texts;
+//! * saquery without an SA (the dead port of `H-half`): C's `ibpanic` ends with the `errno`
+//!   its libibumad left, `No such file or directory` under umad2sim (whose sysfs lacks files)
+//!   and `Success` otherwise; ours says `Success` (stdout and exit code are compared).
 
 mod common;
 
@@ -163,6 +168,13 @@ fn normalize(text: &str, tool: &str) -> String {
     let mut in_json_help = false;
     for l in text.lines() {
         if l.contains("] sim_connect: attached as client") || l.contains("sim_client_set_sm") {
+            continue;
+        }
+        // Our reason for a port that did not open, where C's libibumad would print its own
+        // diagnostics (C's libibmad and tool lines that follow are compared).
+        if l.split_once(": can't open port").is_some_and(|(p, _)| {
+            !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+        }) {
             continue;
         }
         if l.starts_with("  --json ") {
@@ -402,9 +414,9 @@ const SMP_CASES: &[Case] = &[
     ("H-half", "ibqueryerrors", &["-C", "mlx5_0"], Both),
     ("H-half", "dump_lfts", &["-P", "3"], Both),
     ("H-half", "ibhosts", &["-P", "3"], Both),
-    ("H-half", "saquery", &[], Both),
-    ("H-half", "saquery", &["-P", "3"], Both),
-    ("H-half", "saquery", &["-C", "mlx5_0", "-p"], Both),
+    ("H-half", "saquery", &[], Stdout),
+    ("H-half", "saquery", &["-P", "3"], Stdout),
+    ("H-half", "saquery", &["-C", "mlx5_0", "-p"], Stdout),
     ("H-half", "ibaddr", &["{dual1}"], Both),
     ("H-half", "sminfo", &[], Both),
     ("H-half", "perfquery", &[], Both),
