@@ -576,6 +576,35 @@ impl CommonOpts {
         };
         CliError::Failed(format!("can't open port{which}: {e}"))
     }
+
+    /// [`open_mad_port`](Self::open_mad_port) as libibnetdisc's discovery opens its port
+    /// (`ibnd_discover_fabric`): a failure also prints its `IBND_ERROR` line, which names
+    /// C's source position.
+    pub fn open_ibnd_port(&self, prog: &str) -> Result<umad::Port, CliError> {
+        self.open_mad_port(prog).inspect_err(|_| {
+            let ca = self.ca.as_deref().unwrap_or("(null)");
+            eprintln!(
+                "./libibnetdisc/ibnetdisc.c:802; can't open MAD port ({ca}:{})",
+                self.port
+            );
+        })
+    }
+
+    /// [`open_smi_port`](Self::open_smi_port) as libibmad's `mad_rpc_open_port`, which the
+    /// MAD tools open their port with. A failure says why on stderr (`<prog>: can't open
+    /// port ...`, where C's libibumad would print its own diagnostics), then libibmad's
+    /// `ibwarn: [<pid>] mad_rpc_open_port: can't open UMAD port (<ca or (null)>:<port>)`;
+    /// the tool goes on to C's own message.
+    pub fn open_mad_port(&self, prog: &str) -> Result<umad::Port, CliError> {
+        self.open_smi_port().inspect_err(|e| {
+            eprintln!("{prog}: {e}");
+            let ca = self.ca.as_deref().unwrap_or("(null)");
+            crate::debug::ibwarn(
+                "mad_rpc_open_port",
+                &format!("can't open UMAD port ({ca}:{})", self.port),
+            );
+        })
+    }
 }
 
 /// The node name map a tool uses, as C's `open_node_name_map`: `path`, else

@@ -81,6 +81,22 @@ pub fn strerror(e: &std::io::Error) -> String {
     }
 }
 
+/// The `IBWARN` lines libibmad's dumpers print while formatting `fields` of `data`
+/// ([`ibmad::dump::fields_warnings`]: `mad_dump_linkwidth: bad width 0`).
+pub fn dump_warnings(data: &[u8], fields: &[ibmad::dump::Field]) {
+    for (func, msg) in ibmad::dump::fields_warnings(data, fields) {
+        ibwarn(func, &msg);
+    }
+}
+
+/// The `IBWARN` line, if any, libibmad's dumper for `fmt` prints for `value`
+/// ([`ibmad::dump::value_warning`]).
+pub fn value_warning(fmt: ibmad::dump::Fmt, value: u64) {
+    if let Some((func, msg)) = ibmad::dump::value_warning(fmt, value) {
+        ibwarn(func, &msg);
+    }
+}
+
 /// libibmad's `IBPANIC` from a tool's `main` (`ibpanic: [pid] main: msg` on stderr); returns
 /// its exit code (255). C appends `strerror(errno)` to most messages: callers pass it in.
 pub fn ibpanic(msg: &str) -> i32 {

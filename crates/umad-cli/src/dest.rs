@@ -158,9 +158,15 @@ impl Dest {
         Dest { lid, dr: None }
     }
 
-    /// libibmad's `portid2str`: `Lid 3`, or `DR path slid 65535; dlid 65535; 0,1`.
+    /// libibmad's `portid2str`: `Lid 3`, or `DR path slid 65535; dlid 65535; 0,1`. A LID
+    /// with a route of no hops (`-c` with `<lid> 0`, or no route at all) is just `Lid 3`:
+    /// C names the route only when its hop count is not 0.
     pub fn to_c_string(&self) -> String {
-        let dr = self.dr.as_ref().map(DrRoute::to_c_string);
+        let dr = self
+            .dr
+            .as_ref()
+            .filter(|dr| self.lid == 0 || dr.elems.len() > 1)
+            .map(DrRoute::to_c_string);
         match (self.lid, dr) {
             (lid, None) if lid > 0 => format!("Lid {lid}"),
             (lid, Some(dr)) if lid > 0 => format!("Lid {lid} DR path {dr}"),
@@ -232,7 +238,7 @@ impl SmpPort {
     /// Opens the SMI port the options name (C: `mad_rpc_open_port`); `None` after printing
     /// C's `Failed to open '<ca>' port '<n>'` failure (the exit code is [`exit::FAILURE`]).
     pub fn open(prog: &str, opts: &CommonOpts) -> Option<SmpPort> {
-        match opts.open_smi_port() {
+        match opts.open_mad_port(prog) {
             Ok(port) => {
                 let rpc = Rpc::new(Arc::new(port));
                 crate::debug::attach(&rpc);
@@ -242,8 +248,7 @@ impl SmpPort {
                     pipelined: false,
                 })
             }
-            Err(e) => {
-                eprintln!("{prog}: {e}");
+            Err(_) => {
                 let ca = opts.ca.as_deref().unwrap_or("(null)");
                 ibexit(prog, &format!("Failed to open '{ca}' port '{}'", opts.port));
                 None

@@ -254,6 +254,8 @@ impl Links<'_> {
             format_value(Fmt::LinkSpeed, 4, u64::from(ispeed))
         };
         let link = if !down {
+            // C formats the width (and so may warn about it) only for a port that is up.
+            crate::debug::value_warning(Fmt::LinkWidth, u64::from(iwidth));
             format!("({width:>3} {speed:>18} {state:>6}/{phys:>8})")
         } else {
             format!("(              {state:>6}/{phys:>8})")
@@ -709,10 +711,7 @@ pub fn open_sweep_port(
     opts: &CommonOpts,
     outstanding: Option<usize>,
 ) -> Option<SmpPort> {
-    let port = opts
-        .open_smi_port()
-        .map_err(|e| eprintln!("{prog}: {e}"))
-        .ok()?;
+    let port = opts.open_mad_port(prog).ok()?;
     let rpc = match outstanding {
         Some(n) => Rpc::with_window(Arc::new(port), umad::rpc::Window::of(n)),
         None => Rpc::new(Arc::new(port)),

@@ -242,7 +242,16 @@ fn netcmd(a: &ScriptArgs) -> (String, i32) {
                 .output();
             match out {
                 Ok(o) => {
-                    let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+                    // An iberror line ibnetdiscover printed on stdout as C does ("discover
+                    // failed") names it as the script ran it, too.
+                    let ibpath = std::env::var("IBPATH").unwrap_or_else(|_| "/usr/sbin".into());
+                    let mut text: String = String::from_utf8_lossy(&o.stdout)
+                        .split_inclusive('\n')
+                        .map(|l| match l.strip_prefix("ibnetdiscover: iberror: ") {
+                            Some(rest) => format!("{ibpath}/ibnetdiscover: iberror: {rest}"),
+                            None => l.to_string(),
+                        })
+                        .collect();
                     text.push_str(&iberror_lines(&String::from_utf8_lossy(&o.stderr)));
                     (text, o.status.code().unwrap_or(255))
                 }

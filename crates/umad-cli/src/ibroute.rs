@@ -128,7 +128,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     if args.is_empty() {
-        eprint!("{}", command().name(prog).render_help());
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let req = Request {
@@ -226,11 +226,19 @@ impl Tables<'_> {
     /// C's `check_switch`: NodeInfo, NodeDescription, SwitchInfo, or C's reason.
     fn check_switch(&self, dest: &Dest) -> Result<Switch, &'static str> {
         crate::debug::ibdebug("check_switch", format_args!("checking node type"));
-        let ni = self
+        let Some(ni) = self
             .port
             .get(dest, id::NODE_INFO, 0)
             .and_then(|d| NodeInfo::parse(&d).ok())
-            .ok_or("node info failed: valid addr?")?;
+        else {
+            // C dumps its NodeInfo buffer on stderr first: still all zeros, as libibmad
+            // copies no data out of a failed query.
+            eprint!(
+                "{}",
+                crate::debug::xdump("nodeinfo\n", &[0; ibmad::SMP_DATA_LEN])
+            );
+            return Err("node info failed: valid addr?");
+        };
         let nd = self
             .port
             .get(dest, id::NODE_DESC, 0)

@@ -784,7 +784,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .unwrap_or_default();
     let ports_file = m.get_one::<PathBuf>("ports-file");
     if args.len() < 2 && ports_file.is_none() {
-        eprint!("{}", command().name(prog).render_help());
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let Some(port) = SmpPort::open(prog, &opts) else {
@@ -837,7 +837,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             Ok(()) => finish(&mut t, exit::OK),
             Err(Failed::Usage) => {
                 print!("{}", t.out);
-                eprint!("{}", command().name(prog).render_help());
+                eprint!("{}", common::c_usage(&command().name(prog)));
                 exit::USAGE
             }
             Err(Failed::Route) => {
@@ -874,7 +874,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
                     print!("{}", std::mem::take(&mut t.out));
                     return match e {
                         Failed::Usage => {
-                            eprint!("{}", command().name(prog).render_help());
+                            eprint!("{}", common::c_usage(&command().name(prog)));
                             exit::USAGE
                         }
                         Failed::Route => ibexit(

@@ -515,7 +515,7 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     flags.sort();
     let show_usage = || Exit {
         code: exit::USAGE,
-        message: Some(command().render_help().to_string().trim_end().to_string()),
+        message: Some(usage_text()),
     };
     for (_, id) in flags {
         match id {
@@ -669,12 +669,16 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     })
 }
 
+/// C's `ibdiag_show_usage` text ([`common::c_usage`]) as an [`Exit`] message (which gets
+/// its last newline when printed).
+fn usage_text() -> String {
+    let usage = common::c_usage(&command());
+    usage.strip_suffix('\n').unwrap_or(&usage).to_string()
+}
+
 /// An `ERROR: ...` line and then the usage, exit 2 (C's `ibdiag_show_usage`).
 fn with_usage(line: &str) -> Exit {
-    Exit::new(
-        exit::USAGE,
-        format!("{line}\n{}", command().render_help().to_string().trim_end()),
-    )
+    Exit::new(exit::USAGE, format!("{line}\n{}", usage_text()))
 }
 
 /// Runs `saquery`; returns the exit code.
@@ -1605,6 +1609,7 @@ fn dump_one_portinfo_record(r: &PortInfoRecord, show_keys: bool) -> Record {
             "\t\t{}",
             dump::field_line(f.name, f.fmt, f.width, value)
         ));
+        crate::debug::value_warning(f.fmt, value);
         let v = if f.width > 32 {
             json!(format!("0x{value:016x}"))
         } else {

@@ -59,7 +59,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     if args.len() < 2 {
-        eprint!("{}", command().name(prog).render_help());
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let dest = if opts.dest == DestType::DrPath {
@@ -82,11 +82,12 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let port = match umad::Port::open_smi(opts.ca.as_deref(), opts.port) {
         Ok(p) => p,
         Err(e) => {
+            // Why, then C's: umad_open_port failed, IBPANIC with the errno of its sysfs
+            // lookups.
             eprintln!("{prog}: {}", opts.open_failure(&e));
             let ca = opts.ca.as_deref().unwrap_or("(null)");
-            let errno = crate::debug::strerror(&std::io::Error::from_raw_os_error(e.errno()));
             return ibpanic(&format!(
-                "can't open UMAD port ({ca}:{}): {errno}",
+                "can't open UMAD port ({ca}:{}): No such file or directory",
                 opts.port
             ));
         }
