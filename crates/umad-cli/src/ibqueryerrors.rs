@@ -465,7 +465,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     if let Some(dr) = &dr_path {
         match DrRoute::parse(dr) {
             Some(r) => {
-                start = Some(Start::Dr(r.path()));
+                start = Some(r.path().map_or(Start::DrTooLong(r.hop_count()), Start::Dr));
                 from = Some(r);
             }
             None => ibwarn(
