@@ -771,7 +771,7 @@ pub fn discover(sp: &SmpPort, max_hops: u32, from: Start) -> Result<Discovery, S
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let s = |id: &str| m.get_one::<String>(id).cloned();
     let guid_str = s("port-guid").or_else(|| s("switch"));

@@ -391,7 +391,7 @@ impl Ctx<'_> {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let s = |id: &str| m.get_one::<String>(id).cloned();
     let mut suppressed: Vec<&'static str> = Vec::new();
