@@ -16,6 +16,11 @@
 //!   under umad2sim gets only what fits in one MAD; under 5 % packet loss every `saquery` is
 //!   whole or fails with an error, never partial; and a Rust `umad::Port` GetTable gets every
 //!   NodeRecord.
+//! * Programs that serve requests (`ibping -S`, `ibsysstat -S`) answer their clients from
+//!   other nodes, and opensm's own SA test client `osmtest` passes its inventory, validation
+//!   and QoS flows against opensm on the drop-in. A second opensm of higher priority takes
+//!   mastership over by handover, the first stands by and takes over when the master stops.
+//!   A switch's link-state trap makes opensm on the drop-in sweep.
 //!
 //! Every run proves through the loader's `LD_DEBUG=libs` output that it initialised our
 //! library and nothing of umad2sim. ibsim has 10 client slots per instance: every client here
@@ -255,29 +260,31 @@ impl<'a> NativeOpensm<'a> {
 
     /// SIGTERM, then SIGKILL after 10 s; the exit status (`None` if already stopped).
     fn stop(&mut self) -> io::Result<Option<ExitStatus>> {
-        let Some(mut child) = self.child.take() else {
-            return Ok(None);
-        };
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        // By pid, our own unreaped child: it cannot have been recycled.
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Some(status) = child.try_wait()? {
-                return Ok(Some(status));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        child.wait().map(Some)
+        self.child.take().map(terminate).transpose()
     }
+}
+
+/// Ends `child`: SIGTERM, then SIGKILL after 10 s; its exit status.
+fn terminate(mut child: Child) -> io::Result<ExitStatus> {
+    if let Some(status) = child.try_wait()? {
+        return Ok(status);
+    }
+    // By pid, our own unreaped child: it cannot have been recycled.
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait()
 }
 
 impl Drop for NativeOpensm<'_> {
@@ -1063,4 +1070,341 @@ fn rust_get_table_returns_every_node_record() {
         }
     }
     assert!(report.is_empty(), "{NAME}:\n{report}");
+}
+
+/// A program serving requests natively on the drop-in (`ibping -S`, `ibsysstat -S`), ended
+/// when dropped.
+struct NativeServer {
+    child: Option<Child>,
+    what: String,
+}
+
+impl NativeServer {
+    fn start(sim: &Ibsim, dir: &Path, node: &str, program: &str, args: &[&str]) -> NativeServer {
+        let (mut cmd, _scratch) = native_command(sim, dir, program, node);
+        cmd.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+        let what = format!("`{program} {}` at {node}", args.join(" "));
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("{what}: {e}"));
+        NativeServer {
+            child: Some(child),
+            what,
+        }
+    }
+
+    /// Panics if the server is no longer running.
+    fn check_running(&mut self) {
+        let child = self.child.as_mut().expect("running");
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            panic!("{} exited ({status})", self.what);
+        }
+    }
+}
+
+impl Drop for NativeServer {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.take() {
+            let _ = terminate(child);
+        }
+    }
+}
+
+/// `host.domain` as `ibping`'s and `ibsysstat`'s servers answer it (`gethostname`,
+/// `getdomainname`).
+fn host_and_domain() -> String {
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .expect("kernel host and domain name")
+            .trim_end()
+            .to_owned()
+    };
+    format!("{}.{}", read("hostname"), read("domainname"))
+}
+
+/// Programs that *serve* requests, not only ask, run unchanged on the drop-in: `ibping -S` at
+/// one node answers `ibping` (by LID, by port GUID through the SA, and flooded) from another,
+/// and `ibsysstat -S` answers `ibsysstat`'s ping, host and cpu queries. Their agents receive
+/// requests (vendor classes 0x32 and 0x33 with the OpenIB OUI), so the drop-in makes their
+/// ports the nodes' ibsim SM clients, the only ones ibsim hands requests to; under umad2sim
+/// the system library's servers never see one.
+#[test]
+fn ibping_and_ibsysstat_servers_answer_on_the_drop_in() {
+    const NAME: &str = "ibping_and_ibsysstat_servers_answer_on_the_drop_in";
+    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(NAME) else {
+        return;
+    };
+    let sim = Ibsim::start(example_fabric()).expect("ibsim");
+    let _sm = NativeOpensm::start(&sim, &dir, SM_NODE);
+    let lids = discover(&sim, &dir, TOOL_NODE);
+    let (ping_lid, stat_lid) = (lids["host3 HCA-1"], lids["host4 HCA-1"]);
+    let mut ping = NativeServer::start(&sim, &dir, "H-host3", "ibping", &["-S"]);
+    let mut stat = NativeServer::start(&sim, &dir, "H-host4", "ibsysstat", &["-S"]);
+    let me = host_and_domain();
+    // The servers register their agents after they start: wait for the first answer.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let answered = |args: &[&str], want: &str| {
+        let run = run_native(&sim, &dir, SM_NODE, args[0], &args[1..]);
+        run.ok() && run.stdout.contains(want)
+    };
+    let lid = ping_lid.to_string();
+    while !answered(&["ibping", "-c", "1", "-t", "200", &lid], "1 received") {
+        ping.check_running();
+        assert!(Instant::now() < deadline, "ibping -S never answered");
+    }
+    let stat_lid_s = stat_lid.to_string();
+    while !answered(
+        &["ibsysstat", "-t", "200", &stat_lid_s],
+        "sysstat ping succeeded",
+    ) {
+        stat.check_running();
+        assert!(Instant::now() < deadline, "ibsysstat -S never answered");
+    }
+
+    let pong = format!("Pong from {me} (Lid {ping_lid}): time ");
+    let run = run_native_ok(&sim, &dir, SM_NODE, "ibping", &["-c", "3", &lid]);
+    let pongs = run.stdout.lines().filter(|l| l.starts_with(&pong)).count();
+    assert!(
+        pongs == 3
+            && run
+                .stdout
+                .contains(&format!("--- {me} (Lid {ping_lid}) ibping statistics ---"))
+            && run
+                .stdout
+                .contains("3 packets transmitted, 3 received, 0% packet loss"),
+        "{}",
+        run.describe()
+    );
+    // By port GUID (resolved through the SA), from the far side of the fabric.
+    // (ibsim numbers a CA's port GUIDs from its node GUID: port 1 is node GUID + 1.)
+    let guid = format!("{:#x}", ibsim_harness::example_net::HOST3_NODE_GUID + 1);
+    let run = run_native_ok(&sim, &dir, "H-host2", "ibping", &["-c", "2", "-G", &guid]);
+    assert!(
+        run.stdout
+            .contains("2 packets transmitted, 2 received, 0% packet loss"),
+        "{}",
+        run.describe()
+    );
+    // Flooded (no line per pong then): every one of 500 pings back.
+    let run = run_native_ok(&sim, &dir, "H-host4", "ibping", &["-f", "-c", "500", &lid]);
+    assert!(
+        run.stdout.lines().all(|l| !l.starts_with(&pong))
+            && run
+                .stdout
+                .contains("500 packets transmitted, 500 received, 0% packet loss"),
+        "{}",
+        run.describe()
+    );
+
+    let run = run_native_ok(&sim, &dir, SM_NODE, "ibsysstat", &[&stat_lid_s, "host"]);
+    assert_eq!(run.stdout.trim_end(), me, "{}", run.describe());
+    let cpus = std::fs::read_to_string("/proc/cpuinfo")
+        .expect("/proc/cpuinfo")
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count();
+    let run = run_native_ok(&sim, &dir, SM_NODE, "ibsysstat", &[&stat_lid_s, "cpu"]);
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("cpu "))
+        .collect();
+    assert!(
+        lines.len() == cpus
+            && lines
+                .iter()
+                .enumerate()
+                .all(|(i, l)| l.starts_with(&format!("cpu {i}: model "))),
+        "{cpus} CPUs\n{}",
+        run.describe()
+    );
+    // A node without a server: every ping lost, as ibping reports it.
+    let nobody = lids["host2 HCA-1"].to_string();
+    let run = run_native_ok(
+        &sim,
+        &dir,
+        SM_NODE,
+        "ibping",
+        &["-c", "1", "-t", "200", &nobody],
+    );
+    assert!(
+        run.stdout
+            .contains("1 packets transmitted, 0 received, 100% packet loss"),
+        "{}",
+        run.describe()
+    );
+    ping.check_running();
+    stat.check_running();
+}
+
+/// opensm's own SA test client, `osmtest`, passes against opensm on the drop-in: it builds
+/// the inventory from the SA (every node, port, link and path record: GetTable answers in
+/// RMPP) and then runs all its validation flows (inventory, multipath, services with leases,
+/// event forwarding, multicast) and the QoS flow, each `PASS`.
+#[test]
+fn osmtest_passes_against_opensm_on_the_drop_in() {
+    const NAME: &str = "osmtest_passes_against_opensm_on_the_drop_in";
+    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(NAME) else {
+        return;
+    };
+    let sim = Ibsim::start(example_fabric()).expect("ibsim");
+    let _sm = NativeOpensm::start(&sim, &dir, SM_NODE);
+    let lids = discover(&sim, &dir, TOOL_NODE);
+    let inventory = sim
+        .new_scratch_dir("osmtest")
+        .expect("scratch")
+        .join("inventory");
+    let inv = inventory.to_string_lossy().into_owned();
+    for (flow, test) in [
+        ("c", "Create Inventory"),
+        ("a", "All Validations"),
+        ("q", "QoS: VLArb and SLtoVL"),
+    ] {
+        let run = run_native_ok(&sim, &dir, TOOL_NODE, "osmtest", &["-f", flow, "-i", &inv]);
+        assert!(
+            run.stdout
+                .contains(&format!("OSMTEST: TEST \"{test}\" PASS")),
+            "{}",
+            run.describe()
+        );
+        if flow == "c" {
+            // The inventory is the fabric: each node, and a path between every two LIDs.
+            let text = std::fs::read_to_string(&inventory).expect("inventory");
+            let count = |what: &str| text.lines().filter(|l| l.trim() == what).count();
+            assert_eq!(count("DEFINE_NODE"), lids.len(), "{text}");
+            assert_eq!(count("DEFINE_PATH"), lids.len() * lids.len(), "{text}");
+        }
+    }
+}
+
+/// A standby SM on the drop-in: opensm at `SM_NODE` (priority 1) masters the fabric, a second
+/// opensm at `TOOL_NODE` (priority 10) takes mastership over by handover and the first goes
+/// STANDBY (SMInfo queries and the handover run between the two SMs' agents); when the
+/// master stops, the standby notices by its SMInfo polling and becomes MASTER again.
+#[test]
+fn a_standby_sm_takes_over_on_the_drop_in() {
+    const NAME: &str = "a_standby_sm_takes_over_on_the_drop_in";
+    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(NAME) else {
+        return;
+    };
+    let sim = Ibsim::start(example_fabric()).expect("ibsim");
+    // Poll the master every 500 ms, give up on it after 2 missed polls.
+    let conf = sim
+        .new_scratch_dir("sm-conf")
+        .expect("scratch")
+        .join("opensm.conf");
+    std::fs::write(
+        &conf,
+        "sminfo_polling_timeout 500\npolling_retry_number 2\n",
+    )
+    .expect("conf");
+    let conf = conf.to_string_lossy().into_owned();
+    let _low = NativeOpensm::start_with(&sim, &dir, SM_NODE, &["-F", &conf, "-p", "1"]);
+    let lids = discover(&sim, &dir, "H-host4");
+    let (low_lid, high_lid) = (lids["host1 HCA-1"], lids["host3 HCA-1"]);
+    let mut high = NativeOpensm::start_with(&sim, &dir, TOOL_NODE, &["-F", &conf, "-p", "10"]);
+    // "sm lid L sm guid G, activity count N priority P state S SMINFO_<STATE>"
+    let sminfo = |args: &[&str]| {
+        let run = run_native(&sim, &dir, "H-host4", "sminfo", args);
+        let line = run.stdout.lines().next().unwrap_or_default().to_owned();
+        let field = |name: &str| {
+            line.split(", ")
+                .flat_map(|part| part.split(' '))
+                .skip_while(|w| *w != name)
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let state = line.rsplit(' ').next().unwrap_or_default().to_owned();
+        (field("lid"), field("priority"), state, run.describe())
+    };
+    let wait_for_master = |lid: u16, within: Duration| {
+        let deadline = Instant::now() + within;
+        loop {
+            let (l, _, state, describe) = sminfo(&[]);
+            if l == lid.to_string() && state == "SMINFO_MASTER" {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no master at LID {lid} within {within:?}: {describe}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait_for_master(high_lid, Duration::from_secs(30));
+    let (_, priority, _, describe) = sminfo(&[]);
+    assert_eq!(priority, "10", "{describe}");
+    let (l, priority, state, describe) = sminfo(&[&low_lid.to_string()]);
+    assert_eq!(
+        (l.as_str(), priority.as_str(), state.as_str()),
+        (low_lid.to_string().as_str(), "1", "SMINFO_STANDBY"),
+        "{describe}"
+    );
+    high.stop().expect("stop the master");
+    wait_for_master(low_lid, Duration::from_secs(30));
+    // The old standby brings the fabric up again as master: every port still Active.
+    let run = run_native_ok(&sim, &dir, "H-host4", "ibstat", &[]);
+    assert!(
+        run.stdout.contains("State: Active")
+            && run.stdout.contains(&format!("SM lid: {low_lid}\n")),
+        "{}",
+        run.describe()
+    );
+}
+
+/// Traps reach opensm on the drop-in: with periodic sweeps off (`-s 0`), a link that comes
+/// back (`ReLink`) stays in Init until the SM sweeps (observed without an SM: `Initializing`),
+/// and only the switch's trap 128 (link state change) can make it sweep. opensm logs the
+/// notice and brings the port to Active.
+#[test]
+fn opensm_on_the_drop_in_sweeps_on_a_link_trap() {
+    const NAME: &str = "opensm_on_the_drop_in_sweeps_on_a_link_trap";
+    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
+        return;
+    }
+    let Some(dir) = require_drop_in(NAME) else {
+        return;
+    };
+    let sim = Ibsim::builder(example_fabric())
+        .console(true)
+        .start()
+        .expect("ibsim");
+    let sm = NativeOpensm::start_with(&sim, &dir, SM_NODE, &["-s", "0"]);
+    let state = || {
+        let run = run_native(&sim, &dir, TOOL_NODE, "ibstat", &[] as &[&str]);
+        run.stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("State: ").map(str::to_owned))
+            .unwrap_or_else(|| panic!("no port state\n{}", run.describe()))
+    };
+    assert_eq!(state(), "Active");
+    let traps_before = sm.log().matches("num:128").count();
+    sim.console(&format!("Unlink \"{TOOL_NODE}\"[1]"))
+        .expect("console");
+    sim.console(&format!("ReLink \"{TOOL_NODE}\"[1]"))
+        .expect("console");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while state() != "Active" {
+        assert!(
+            Instant::now() < deadline,
+            "{TOOL_NODE}[1] not Active again within 30 s (state {}): no sweep after the trap\n{}",
+            state(),
+            sm.diagnostics()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = sm.log();
+    assert!(
+        log.matches("num:128").count() > traps_before,
+        "opensm logged no trap 128\n{}",
+        sm.diagnostics()
+    );
 }

@@ -124,7 +124,8 @@ fn opensm_on_ours_configures_fabrics_like_system() {
 
 /// SMP and PMA tools on the example fabric (brought up by `opensm -o` on ours): ibstat,
 /// ibaddr, ibnetdiscover, iblinkinfo, smpquery (every attribute ibsim answers, LID-routed and
-/// directed-route), ibroute, ibtracert, ibportstate and perfquery, plus their error paths.
+/// directed-route), ibroute, ibtracert, ibportstate, ibccquery (congestion control) and
+/// perfquery, plus their error paths.
 #[test]
 fn smp_and_pma_tools_match_on_example_fabric() {
     const NAME: &str = "smp_and_pma_tools_match_on_example_fabric";
@@ -212,6 +213,16 @@ fn smp_and_pma_tools_match_on_example_fabric() {
         Case::new("ibportstate", s(&[&h3, "1", "query"])).expect("CA/RT PortInfo"),
         Case::new("ibportstate", s(&["-D", "0,1", "1", "query"])).expect("Peer PortInfo"),
         Case::new("ibportstate", s(&[&sw1, "1", "query"])).fails(),
+        // Congestion control (class 0x21): ibsim answers the Get attributes.
+        Case::new("ibccquery", s(&["CongestionInfo", &sw1])).expect("ControlTableCap:"),
+        Case::new("ibccquery", s(&["CongestionKeyInfo", &sw2])).expect("CC_Key:"),
+        Case::new("ibccquery", s(&["CongestionKeyInfo", &h3])).fails(), // ibsim: CAs do not
+        Case::new("ibccquery", s(&["SwitchCongestionSetting", &sw2])).expect("Victim_Mask:"),
+        Case::new("ibccquery", s(&["SwitchPortCongestionSetting", &sw1, "1"])).expect("Valid:"),
+        Case::new("ibccquery", s(&["CACongestionSetting", &h3])).expect("Port_Control:"),
+        Case::new("ibccquery", s(&["CongestionControlTable", &h3])).expect("CCTI_Limit:"),
+        Case::new("ibccquery", s(&["Timestamp", &h3])).fails(), // ibsim: no Timestamp
+        Case::new("ibccquery", s(&["NoSuchAttribute", &h3])).fails(),
     ];
     // PMA: counters are reset right before each run, so both runs read exactly what their own
     // MADs counted.

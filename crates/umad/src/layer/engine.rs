@@ -51,6 +51,12 @@ pub struct LayerConfig {
     /// Most MADs queued for the application; beyond that arriving MADs are dropped (and
     /// counted), as a full receive queue drops them on an HCA.
     pub max_queued: usize,
+    /// Most bytes the layer holds at once in MADs queued for the application and RMPP
+    /// messages being reassembled (default 256 MiB). A segment that would pass it stops its
+    /// transfer with RESX, as [`max_message`](Self::max_message) does; a MAD that would take
+    /// the queue past it is dropped, as [`max_queued`](Self::max_queued) says. With the
+    /// counts alone the layer could hold `max_reassemblies` × `max_message` (64 GiB).
+    pub max_held: usize,
     /// Immediate resends of RMPP packets the carrier bounced, per transfer, before the ACK
     /// timeouts take over; a send gets this plus two per segment. (A bounced single request
     /// uses up one of its retries at once.)
@@ -71,6 +77,7 @@ impl Default for LayerConfig {
             max_message: 64 << 20,
             max_reassemblies: 1024,
             max_queued: 16_384,
+            max_held: 256 << 20,
             bounce_budget: 64,
             spin: if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
                 Duration::from_micros(50)
@@ -264,6 +271,8 @@ pub struct Engine {
     sends: Vec<SendXfer>,
     recvs: Vec<RecvXfer>,
     ready: VecDeque<Received>,
+    /// Bytes of MAD in `ready`.
+    ready_bytes: usize,
     outbox: Vec<Packet>,
     stats: LayerStats,
     /// Port identity for error messages.
@@ -281,6 +290,7 @@ impl Engine {
             sends: Vec::new(),
             recvs: Vec::new(),
             ready: VecDeque::new(),
+            ready_bytes: 0,
             outbox: Vec::new(),
             stats: LayerStats::default(),
             ca: ca.to_string(),
@@ -367,6 +377,7 @@ impl Engine {
         self.sends.retain(|s| s.agent != agent);
         self.recvs.retain(|r| r.agent != agent);
         self.ready.retain(|r| r.agent != agent);
+        self.ready_bytes = self.ready.iter().map(|r| r.mad.len()).sum();
         Ok(())
     }
 
@@ -499,11 +510,24 @@ impl Engine {
     /// status) are always queued: they end a request the application waits for, and there is
     /// at most one per request it sent.
     fn deliver(&mut self, r: Received) {
-        if self.ready.len() >= self.cfg.max_queued && r.status == 0 {
+        let full = self.ready.len() >= self.cfg.max_queued
+            || self.ready_bytes + r.mad.len() > self.cfg.max_held;
+        if full && r.status == 0 {
             self.stats.dropped_queue_full += 1;
         } else {
+            self.ready_bytes += r.mad.len();
             self.ready.push_back(r);
         }
+    }
+
+    /// Bytes held in reassemblies and for the application (see [`LayerConfig::max_held`]).
+    fn held(&self) -> usize {
+        let reassembling: usize = self
+            .recvs
+            .iter()
+            .map(|r| r.data.len() + r.later.values().map(|(d, ..)| d.len()).sum::<usize>())
+            .sum();
+        self.ready_bytes + reassembling
     }
 
     /// The packets to carry, in order.
@@ -522,9 +546,16 @@ impl Engine {
         !self.outbox.is_empty()
     }
 
-    /// The MADs queued for the application.
-    pub fn ready(&mut self) -> &mut VecDeque<Received> {
-        &mut self.ready
+    /// The MADs queued for the application, oldest first.
+    pub fn ready(&self) -> &VecDeque<Received> {
+        &self.ready
+    }
+
+    /// Takes the oldest MAD queued for the application.
+    pub fn pop_ready(&mut self) -> Option<Received> {
+        let r = self.ready.pop_front()?;
+        self.ready_bytes -= r.mad.len();
+        Some(r)
     }
 
     /// Whether a request waits for its response or an RMPP send for its ACKs.
@@ -930,6 +961,16 @@ impl Engine {
         }
     }
 
+    /// Stops reassembly `i` with RESX (it would pass `max_message` or `max_held`) and ends
+    /// the request waiting for it, if it is a response.
+    fn abandon_reassembly(&mut self, i: usize, agent: AgentId, response: bool) {
+        let r = self.recvs.swap_remove(i);
+        self.emit(stop(&r.hdr), r.addr, r.qp);
+        if response {
+            self.end_pending(agent, r.class, r.tid, STATUS_ABORTED);
+        }
+    }
+
     fn on_data(
         &mut self,
         now: Instant,
@@ -1017,8 +1058,12 @@ impl Engine {
             return; // already placed, not yet ACKed
         }
         let last = h.flags.is_last();
-        r.later
-            .insert(seg, (pkt.mad[hdr_len..].to_vec(), last, h.data2));
+        let seg_data = &pkt.mad[hdr_len..];
+        if self.held() + seg_data.len() > self.cfg.max_held {
+            return self.abandon_reassembly(i, agent, response);
+        }
+        let r = &mut self.recvs[i];
+        r.later.insert(seg, (seg_data.to_vec(), last, h.data2));
         let mut done = None;
         while let Some((d, last, paylen)) = r.later.remove(&(r.seg_num + 1)) {
             r.seg_num += 1;
@@ -1029,12 +1074,7 @@ impl Engine {
             }
         }
         if r.data.len() > max_message {
-            let r = self.recvs.swap_remove(i);
-            self.emit(stop(&r.hdr), r.addr, r.qp);
-            if response {
-                self.end_pending(agent, r.class, r.tid, STATUS_ABORTED);
-            }
-            return;
+            return self.abandon_reassembly(i, agent, response);
         }
         if response && r.seg_num > 0 {
             // The response is arriving: its request must not time out meanwhile.

@@ -395,7 +395,7 @@ impl Shared {
                 continue;
             }
             let (waiting, next) = {
-                let mut st = self.lock();
+                let st = self.lock();
                 if !st.engine.ready().is_empty() || st.failed.is_some() {
                     return Ok(());
                 }
@@ -603,7 +603,7 @@ impl Transport for MadLayer {
                 capacity,
             });
         }
-        let r = st.engine.ready().pop_front();
+        let r = st.engine.pop_ready();
         self.shared.sync_flag(&mut st);
         Ok(r)
     }

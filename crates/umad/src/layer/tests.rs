@@ -195,7 +195,7 @@ fn table_exchange(data_len: usize, setup: impl FnOnce(&mut Wire)) -> (Wire, Vec<
         3,
     );
     w.pump();
-    let req = w.b.ready().pop_front().expect("B got the request");
+    let req = w.b.pop_ready().expect("B got the request");
     assert_eq!(req.agent, sb);
     let tid = Mad::new_unchecked(&req.mad[..]).tid();
     let resp = sa_mad(GET_TABLE_RESP, tid, 56 + data_len, true);
@@ -229,7 +229,7 @@ fn check_whole(got: &Received, sent: &[u8]) {
 fn one_segment_and_a_thousand_from_server_to_client() {
     for records in [0, 100, SEG, 1000 * SEG - 37, 1000 * SEG] {
         let (mut w, sent, ca) = table_exchange(records, |_| {});
-        let got = w.a.ready().pop_front().expect("the whole table");
+        let got = w.a.pop_ready().expect("the whole table");
         assert_eq!(got.agent, ca);
         check_whole(&got, &sent);
         assert!(w.a.ready().is_empty() && w.b.ready().is_empty());
@@ -258,7 +258,7 @@ fn one_segment_and_a_thousand_from_client_to_server() {
         let req = sa_mad(SET, 0x77, 56 + data_len, true);
         send(&mut w.a, now, ca, &req, to_b(), 500, 2);
         w.pump();
-        let got = w.b.ready().pop_front().expect("the whole request");
+        let got = w.b.pop_ready().expect("the whole request");
         assert_eq!(got.agent, sb);
         check_whole(&got, &req);
         // The request now waits for its response, which B sends as one MAD.
@@ -266,7 +266,7 @@ fn one_segment_and_a_thousand_from_client_to_server() {
         resp[56] = 0xaa;
         send(&mut w.b, now, sb, &resp, got.addr, 0, 0);
         w.pump();
-        let r = w.a.ready().pop_front().expect("the response");
+        let r = w.a.pop_ready().expect("the response");
         assert_eq!((r.agent, r.status, r.mad[56]), (ca, 0, 0xaa));
         // No timeout report follows.
         w.advance(Duration::from_secs(2));
@@ -289,7 +289,7 @@ fn a_lost_data_segment_is_resent_after_the_ack_timeout() {
     });
     assert!(w.a.ready().is_empty(), "delivered despite a hole");
     w.run_until(Duration::from_secs(10), |w| !w.a.ready().is_empty());
-    check_whole(&w.a.ready().pop_front().unwrap(), &sent);
+    check_whole(&w.a.pop_ready().unwrap(), &sent);
     assert!(w.b.stats().retransmissions >= 1);
     // Segment 70 went out twice, and nothing was delivered twice.
     assert_eq!(
@@ -319,7 +319,7 @@ fn a_lost_ack_is_recovered_by_the_senders_resend() {
         });
     });
     w.run_until(Duration::from_secs(10), |w| !w.a.ready().is_empty());
-    check_whole(&w.a.ready().pop_front().unwrap(), &sent);
+    check_whole(&w.a.pop_ready().unwrap(), &sent);
     assert!(w.b.stats().retransmissions >= 1);
 }
 
@@ -330,7 +330,7 @@ fn duplicates_and_out_of_order_segments_are_placed_once() {
         w.fate = Box::new(|from_a, _, i| if !from_a && i % 7 == 0 { 2 } else { 1 });
     });
     w.run_until(Duration::from_secs(20), |w| !w.a.ready().is_empty());
-    check_whole(&w.a.ready().pop_front().unwrap(), &sent);
+    check_whole(&w.a.pop_ready().unwrap(), &sent);
     w.advance(Duration::from_secs(3));
     assert!(w.a.ready().is_empty(), "delivered twice");
 }
@@ -432,7 +432,7 @@ fn stop_and_abort_from_the_receiver_end_the_send() {
         let (mut a, ca, now) = scripted_sender(1000, 3);
         let out = a.take_outbox();
         a.on_packet(now, answer(&out[0], h));
-        let r = a.ready().pop_front().expect("the request is reported");
+        let r = a.pop_ready().expect("the request is reported");
         assert_eq!((r.agent, r.status), (ca, STATUS_ABORTED));
         assert_eq!(a.transfers(), (0, 0));
         let out = a.take_outbox();
@@ -462,7 +462,7 @@ fn bad_acks_abort_with_their_status() {
         a.on_packet(now, answer(&out[0], ack));
         let r = Rmpp::new_unchecked(&a.take_outbox()[0].mad[..]).status();
         assert_eq!(r, status);
-        assert_eq!(a.ready().pop_front().unwrap().status, STATUS_ABORTED);
+        assert_eq!(a.pop_ready().unwrap().status, STATUS_ABORTED);
         assert!(a.ready().is_empty());
         let _ = ca;
     }
@@ -479,7 +479,7 @@ fn the_sender_gives_up_after_its_retries_with_etimedout() {
         firsts += data_segments(&a.take_outbox()).len();
     }
     assert_eq!(firsts, 4, "segment 1 once and three resends");
-    let r = a.ready().pop_front().expect("a timeout report");
+    let r = a.pop_ready().expect("a timeout report");
     assert_eq!((r.agent, r.status), (ca, STATUS_TIMEOUT));
     assert!(r.mad.len() <= 256);
     assert_eq!(a.transfers(), (0, 0));
@@ -502,7 +502,7 @@ fn a_reassembly_that_never_completes_is_aborted_and_freed() {
         0,
     );
     w.pump();
-    let req = w.b.ready().pop_front().unwrap();
+    let req = w.b.pop_ready().unwrap();
     // B's segments after the first window vanish; B itself is then forgotten.
     w.fate = Box::new(|from_a, p, _| {
         let r = Rmpp::new_unchecked(&p.mad[..]);
@@ -529,7 +529,7 @@ fn a_reassembly_that_never_completes_is_aborted_and_freed() {
     assert_eq!(aborts.len(), 1, "T2L abort sent: {:?}", w.log);
     // The request itself ends with its own timeout.
     w.run_until(Duration::from_secs(70), |w| !w.a.ready().is_empty());
-    assert_eq!(w.a.ready().pop_front().unwrap().status, STATUS_TIMEOUT);
+    assert_eq!(w.a.pop_ready().unwrap().status, STATUS_TIMEOUT);
 }
 
 #[test]
@@ -546,14 +546,14 @@ fn requests_go_to_their_agent_and_responses_by_tid() {
     req[12..16].copy_from_slice(&42u32.to_be_bytes());
     send(&mut w.a, now, pm, &req, to_b(), 100, 0);
     w.pump();
-    let r = w.b.ready().pop_front().unwrap();
+    let r = w.b.pop_ready().unwrap();
     assert_eq!(r.agent, srv);
     assert_eq!(Mad::new_unchecked(&r.mad[..]).tid() >> 32, u64::from(pm));
     let mut resp = r.mad.clone();
     resp[3] = 0x81;
     send(&mut w.b, now, srv, &resp, r.addr, 0, 0);
     w.pump();
-    let got = w.a.ready().pop_front().unwrap();
+    let got = w.a.pop_ready().unwrap();
     assert_eq!((got.agent, got.status), (pm, 0));
     // A late duplicate response finds no request and is dropped.
     send(&mut w.b, now, srv, &resp, r.addr, 0, 0);
@@ -562,28 +562,36 @@ fn requests_go_to_their_agent_and_responses_by_tid() {
     assert_eq!(w.a.stats().dropped_unmatched, 1);
 }
 
-#[test]
-fn the_application_queue_is_bounded() {
-    let cfg = LayerConfig {
-        max_queued: 10,
-        ..LayerConfig::default()
-    };
+/// An engine with `cfg` and a PerfMgt server agent.
+fn perf_server(cfg: LayerConfig) -> Engine {
     let mut e = Engine::new(cfg, "sim", 1);
     e.register(&AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1])))
         .unwrap();
-    let mut req = vec![0u8; 256];
-    req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
-    for _ in 0..100 {
-        e.on_packet(
-            Instant::now(),
-            Packet {
-                mad: req.clone(),
-                addr: to_b(),
-                qp: 1,
-                status: 0,
-            },
-        );
+    e
+}
+
+/// Makes `n` 256-byte PerfMgt requests arrive at `e`.
+fn requests_arrive(e: &mut Engine, n: usize) {
+    let mut mad = vec![0u8; 256];
+    mad[..4].copy_from_slice(&[1, 0x04, 1, 1]);
+    for _ in 0..n {
+        let p = Packet {
+            mad: mad.clone(),
+            addr: to_b(),
+            qp: 1,
+            status: 0,
+        };
+        e.on_packet(Instant::now(), p);
     }
+}
+
+#[test]
+fn the_application_queue_is_bounded() {
+    let mut e = perf_server(LayerConfig {
+        max_queued: 10,
+        ..LayerConfig::default()
+    });
+    requests_arrive(&mut e, 100);
     assert_eq!(e.ready().len(), 10);
     assert_eq!(e.stats().dropped_queue_full, 90);
 }
@@ -682,7 +690,7 @@ fn a_short_rmpp_segment_counts_as_a_whole_mad() {
             status: 0,
         },
     );
-    let r = e.ready().pop_front().expect("delivered as one segment");
+    let r = e.pop_ready().expect("delivered as one segment");
     assert_eq!(r.mad.len(), 256);
     assert_eq!(e.take_outbox().len(), 1, "ACKed");
 }
@@ -709,7 +717,7 @@ fn a_response_that_overtakes_the_last_ack_ends_the_request() {
     resp[3] = GET_RESP;
     resp[24..36].fill(0);
     a.on_packet(now, from(2, resp));
-    let r = a.ready().pop_front().expect("the response");
+    let r = a.pop_ready().expect("the response");
     assert_eq!((r.agent, r.status), (ca, 0));
     assert_eq!(a.transfers(), (0, 0));
     a.on_timer(now + Duration::from_secs(10));
@@ -752,7 +760,7 @@ fn a_closed_window_is_probed_once_per_ack_timeout() {
     }
     t += Duration::from_millis(100);
     a.on_timer(t);
-    assert_eq!(a.ready().pop_front().unwrap().status, STATUS_TIMEOUT);
+    assert_eq!(a.pop_ready().unwrap().status, STATUS_TIMEOUT);
     let _ = ca;
 }
 
@@ -771,7 +779,7 @@ fn a_repeated_ack_keeps_no_send_alive() {
         a.on_timer(t);
         a.take_outbox();
     }
-    assert_eq!(a.ready().pop_front().unwrap().status, STATUS_TIMEOUT);
+    assert_eq!(a.pop_ready().unwrap().status, STATUS_TIMEOUT);
 }
 
 #[test]
@@ -809,15 +817,12 @@ fn a_class_zero_agent_gets_the_responses_to_its_requests() {
     req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
     send(&mut w.a, now, any, &req, to_b(), 100, 0);
     w.pump();
-    let r = w.b.ready().pop_front().unwrap();
+    let r = w.b.pop_ready().unwrap();
     let mut resp = r.mad.clone();
     resp[3] = 0x81;
     send(&mut w.b, now, srv, &resp, r.addr, 0, 0);
     w.pump();
-    assert_eq!(
-        w.a.ready().pop_front().map(|r| (r.agent, r.status)),
-        Some((any, 0))
-    );
+    assert_eq!(w.a.pop_ready().map(|r| (r.agent, r.status)), Some((any, 0)));
 }
 
 #[test]
@@ -871,7 +876,7 @@ fn hostile_packets_never_panic() {
             },
         );
         e.take_outbox();
-        e.ready().clear();
+        while e.pop_ready().is_some() {}
     }
     e.on_timer(now + Duration::from_secs(100));
     assert_eq!(e.transfers(), (0, 0));
@@ -1162,4 +1167,39 @@ fn deferred_sends_leave_at_the_flush_or_by_themselves() {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(sent_tids(), (0..20).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_bytes_held_are_bounded_too() {
+    let cfg = LayerConfig {
+        max_held: 100 * SEG,
+        ..LayerConfig::default()
+    };
+    // A table larger than the budget is stopped with RESX and its request ends.
+    let (mut w, _, ca) = table_exchange(1000 * SEG, |w| w.a = Engine::new(cfg, "simA", 1));
+    let r = w.a.pop_ready().expect("the request is reported");
+    assert_eq!((r.agent, r.status), (ca, STATUS_ABORTED));
+    assert!(w
+        .log
+        .iter()
+        .any(|(from_a, t, ..)| *from_a && *t == RmppType::Stop));
+    assert_eq!((w.a.transfers(), w.b.transfers()), ((0, 0), (0, 0)));
+    // Tables within it still arrive whole, one after the other: what was read is not held.
+    for _ in 0..3 {
+        let (mut w, sent, _) = table_exchange(60 * SEG, |w| w.a = Engine::new(cfg, "simA", 1));
+        check_whole(&w.a.pop_ready().expect("the table"), &sent);
+    }
+
+    // The application's queue counts bytes: 10 MADs of 256 fill 2560 bytes.
+    let mut e = perf_server(LayerConfig {
+        max_held: 10 * 256,
+        ..LayerConfig::default()
+    });
+    requests_arrive(&mut e, 100);
+    assert_eq!((e.ready().len(), e.stats().dropped_queue_full), (10, 90));
+    for _ in 0..4 {
+        e.pop_ready().unwrap();
+    }
+    requests_arrive(&mut e, 100);
+    assert_eq!((e.ready().len(), e.stats().dropped_queue_full), (10, 186));
 }
