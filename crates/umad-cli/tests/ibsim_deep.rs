@@ -6,7 +6,8 @@
 //! of the tables runs C under umad2sim and ours natively from the netfile's default port
 //! (some from a switch or a dual-homed HCA): the same exit code and the same stdout, with
 //! only the date line and traffic counters masked. The main tools' `--json` validates
-//! against docs/json/*.schema.json.
+//! against docs/json/*.schema.json. On the ring, LFT entries written by hand make a LID
+//! route loop between two switches (ibtracert's loop handling).
 
 mod common;
 
@@ -596,4 +597,53 @@ fn deep_fattree3() {
     compare(&sim, "fattree3-1760.net", &cases);
     let v = json_valid(&sim, "ibnetdiscover-v1.schema.json", "ibnetdiscover", &[]);
     assert_eq!(v["fabric"]["nodes"].as_array().map(Vec::len), Some(1760));
+}
+
+/// Writes `port` as the exit for `lid` in the LFT of the switch at directed route `dr`.
+fn set_lft_entry(sim: &Ibsim, dr: &[u8], lid: u16, port: u8) {
+    use ibmad::attr::LinearForwardingTable;
+    use umad::rpc::{Rpc, Target};
+    let p = umad::Port::open_ibsim(&umad::IbsimOptions::new(sim.socket_name())).expect("port");
+    let rpc = Rpc::new(std::sync::Arc::new(p));
+    let target = Target::Dr(ibmad::DrPath::from_hops(dr).unwrap());
+    let block = u32::from(lid) / LinearForwardingTable::LIDS_PER_BLOCK as u32;
+    let mut lft: LinearForwardingTable = rpc.smp_get(&target, block).expect("LFT block");
+    lft.ports[usize::from(lid) % LinearForwardingTable::LIDS_PER_BLOCK] = port;
+    rpc.smp_set(&target, block, &lft).expect("LFT set");
+}
+
+#[test]
+fn deep_ring_routing_loop() {
+    if !require_ibsim("deep_ring_routing_loop") {
+        return;
+    }
+    let sim = Ibsim::start(fabrics_dir().join("ring.net")).expect("ibsim starts");
+    sim.run_sm_once().expect("opensm sweeps");
+    let topo = topology(&sim);
+    let lid = lids(&topo);
+    let (r1h1, m33, ring2) = (&lid["r1h1 HCA-1"], &lid["m33 HCA-1"], &lid["ring2"]);
+    // ring1 (DR 1) sends m33's LID to ring2 (its port 1), ring2 (DR 1,1) back (its port 2):
+    // the LID route loops between them.
+    let target: u16 = m33.parse().unwrap();
+    set_lft_entry(&sim, &[1], target, 1);
+    set_lft_entry(&sim, &[1, 1], target, 2);
+    let mut cases = vec![];
+    for args in [
+        vec![r1h1.as_str(), m33.as_str()],
+        vec!["-v", r1h1, m33],
+        vec!["-n", r1h1, m33],
+        vec![ring2, m33],
+        vec!["-f", r1h1, m33],
+    ] {
+        cases.push(case("ibtracert", &args));
+    }
+    cases.push(case("ibroute", &[ring2]));
+    let seen = compare(&sim, "ring.net", &cases);
+    // C stops where the route comes back to a switch it has seen (ring1), and says "To" it.
+    assert!(
+        seen[0].1.contains("To switch") && seen[0].1.contains("\"ring1\""),
+        "{}",
+        seen[0].1
+    );
+    json_valid(&sim, "ibtracert-v1.schema.json", "ibtracert", &[r1h1, m33]);
 }
