@@ -122,7 +122,13 @@ impl DrRoute {
         if text.is_empty() {
             return None;
         }
-        let elems: Vec<u8> = text.split(',').map(|e| c_atoi(e) as u8).collect();
+        let mut pieces: Vec<&str> = text.split(',').collect();
+        // str2drpath stops when nothing follows a comma: a trailing comma adds no hop
+        // ("0,1," is 0,1), while an empty element elsewhere is atoi("") = 0.
+        if pieces.len() > 1 && pieces.last() == Some(&"") {
+            pieces.pop();
+        }
+        let elems: Vec<u8> = pieces.iter().map(|e| c_atoi(e) as u8).collect();
         Some(DrRoute {
             elems,
             slid: 0xffff,
@@ -523,6 +529,10 @@ mod tests {
         assert_eq!(r.elems, vec![0, 1, 0, 44]);
         assert_eq!(r.to_c_string(), "slid 65535; dlid 65535; 0,1,0,44");
         assert!(DrRoute::parse("").is_none());
+        assert_eq!(DrRoute::parse("0,1,").unwrap().elems, vec![0, 1]);
+        assert_eq!(DrRoute::parse("0,1,,").unwrap().elems, vec![0, 1, 0]);
+        assert_eq!(DrRoute::parse(",1").unwrap().elems, vec![0, 1]);
+        assert_eq!(DrRoute::parse(",").unwrap().elems, vec![0]);
         // Longer than an SMP carries: parses (as str2drpath), but has no SMP path.
         let long = DrRoute::parse(&vec!["1"; 80].join(",")).unwrap();
         assert_eq!(long.hop_count(), 79);

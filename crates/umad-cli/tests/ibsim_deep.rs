@@ -483,6 +483,25 @@ fn deep_chain() {
     ] {
         cases.push(case("smpquery", &args));
     }
+    // str2drpath's text rules on a long route: a trailing comma adds no hop, an empty
+    // element is port 0.
+    let trailing = format!("{far_ca},");
+    let empty_last = format!("{far_ca},,");
+    for (tool, args) in [
+        ("smpquery", vec!["-D", "nodedesc", trailing.as_str()]),
+        ("smpquery", vec!["-D", "nodedesc", &empty_last]),
+        ("ibaddr", vec!["-D", &trailing]),
+        ("iblinkinfo", vec!["-D", &trailing]),
+        ("ibroute", vec!["-D", "0,1,"]),
+        ("ibroute", vec!["-D", "0,1,,2"]),
+        ("smpdump", vec!["-D", &trailing, "0x10"]),
+        (
+            "ibqueryerrors",
+            vec!["--skip-sl", "-s", QUIET, "-D", &trailing],
+        ),
+    ] {
+        cases.push(case(tool, &args));
+    }
     cases.push(case("smpdump", &["-D", &far, "0x10"]));
     cases.push(case("smpdump", &["-D", &b63, "0x15", "1"]));
     for args in [
