@@ -574,13 +574,16 @@ impl CommonOpts {
     /// Opens the SMI port these options name: [`umad::Port::open_smi`] (the kernel's umad
     /// devices, or ibsim when `UMAD_IBSIM` is set).
     pub fn open_smi_port(&self) -> Result<umad::Port, CliError> {
-        umad::Port::open_smi(self.ca.as_deref(), self.port).map_err(|e| {
-            let which = match (&self.ca, self.port) {
-                (None, 0) => String::new(),
-                (ca, p) => format!(" {}:{p}", ca.as_deref().unwrap_or("(default CA)")),
-            };
-            CliError::Failed(format!("can't open port{which}: {e}"))
-        })
+        umad::Port::open_smi(self.ca.as_deref(), self.port).map_err(|e| self.open_failure(&e))
+    }
+
+    /// Why the port these options name did not open (`can't open port[ <ca>:<port>]: ...`).
+    pub fn open_failure(&self, e: &umad::Error) -> CliError {
+        let which = match (&self.ca, self.port) {
+            (None, 0) => String::new(),
+            (ca, p) => format!(" {}:{p}", ca.as_deref().unwrap_or("(default CA)")),
+        };
+        CliError::Failed(format!("can't open port{which}: {e}"))
     }
 }
 

@@ -71,6 +71,23 @@ pub fn ibwarn(func: &str, msg: &str) {
     eprintln!("ibwarn: [{}] {func}: {msg}", std::process::id());
 }
 
+/// The text of an I/O error as the C library's `strerror` writes it (std adds ` (os error
+/// N)`).
+pub fn strerror(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// libibmad's `IBPANIC` from a tool's `main` (`ibpanic: [pid] main: msg` on stderr); returns
+/// its exit code (255). C appends `strerror(errno)` to most messages: callers pass it in.
+pub fn ibpanic(msg: &str) -> i32 {
+    eprintln!("ibpanic: [{}] main: {msg}", std::process::id());
+    crate::exit::FAILURE
+}
+
 /// libibmad's `DEBUG`: an [`ibwarn`] line at `-d` and above.
 pub fn debug(func: &str, args: fmt::Arguments<'_>) {
     if level() > 0 {

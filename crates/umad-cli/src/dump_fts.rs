@@ -141,8 +141,13 @@ fn run(m: &ArgMatches) -> i32 {
     exit::OK
 }
 
+/// The fabric, or `None` (after saying why the port did not open, where C's libibumad prints
+/// its `ibwarn` lines).
 fn discover(opts: &CommonOpts) -> Option<Fabric> {
-    let port = opts.open_smi_port().ok()?;
+    let port = opts
+        .open_smi_port()
+        .map_err(|e| eprintln!("dump_fts: {e}"))
+        .ok()?;
     let d_opts = DiscoverOptions {
         timeout: opts
             .timeout_ms

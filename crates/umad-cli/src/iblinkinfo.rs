@@ -702,9 +702,17 @@ pub fn type_str(t: NodeType) -> &'static str {
 }
 
 /// Opens the port the common options name, with an rpc whose window is `-o` (or the
-/// default), as the sweeping tools use it.
-pub fn open_sweep_port(opts: &CommonOpts, outstanding: Option<usize>) -> Option<SmpPort> {
-    let port = opts.open_smi_port().ok()?;
+/// default), as the sweeping tools use it. `None` after saying why on stderr (`prog: ...`,
+/// where C's libibumad prints its `ibwarn` lines); the caller prints C's own failure.
+pub fn open_sweep_port(
+    prog: &str,
+    opts: &CommonOpts,
+    outstanding: Option<usize>,
+) -> Option<SmpPort> {
+    let port = opts
+        .open_smi_port()
+        .map_err(|e| eprintln!("{prog}: {e}"))
+        .ok()?;
     let rpc = match outstanding {
         Some(n) => Rpc::with_window(Arc::new(port), umad::rpc::Window::of(n)),
         None => Rpc::new(Arc::new(port)),
@@ -802,7 +810,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         },
         None => DIFF_DEFAULT,
     };
-    let Some(sp) = open_sweep_port(&opts, outstanding) else {
+    let Some(sp) = open_sweep_port(prog, &opts, outstanding) else {
         eprintln!(
             "Failed to open {} port {}",
             opts.ca.as_deref().unwrap_or("(null)"),

@@ -210,7 +210,7 @@ fn netcmd(a: &ScriptArgs) -> (String, i32) {
                 match std::fs::read(f) {
                     Ok(b) => text.extend_from_slice(&b),
                     Err(e) => {
-                        eprintln!("cat: {f}: {}", strerror(&e));
+                        eprintln!("cat: {f}: {}", crate::debug::strerror(&e));
                         rv = 1;
                     }
                 }
@@ -285,16 +285,6 @@ fn with_ibpath(stdout: &str) -> String {
             None => format!("{l}\n"),
         })
         .collect()
-}
-
-/// The text of an I/O error as `cat` prints it (the C library's `strerror`).
-fn strerror(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    // std writes "No such file or directory (os error 2)".
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 /// `echo "$text"` in dash: the text with backslash escapes interpreted (`\c` ends the

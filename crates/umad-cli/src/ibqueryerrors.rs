@@ -445,7 +445,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .filter(|&n| n > 0);
     let json_out = m.get_flag("json");
 
-    let Some(sp) = iblinkinfo::open_sweep_port(&opts, outstanding) else {
+    let Some(sp) = iblinkinfo::open_sweep_port(prog, &opts, outstanding) else {
         let ca = opts.ca.as_deref().unwrap_or("(null)");
         return ibexit(prog, &format!("Failed to open port; {ca}:{}\n", opts.port));
     };
@@ -660,13 +660,7 @@ fn path_records(sp: &SmpPort, sl: &mut HashMap<u16, u8>, sgid: Gid, dguid: Optio
         template.dgid = Gid::new(sgid.prefix(), g);
         mask |= comp::DGID;
     }
-    if sp.rpc.sa_addr().is_err() {
-        // sa_get_handle: no SM LID (C prints its CA name only when it has none).
-        let ca = if sp.opts.ca.is_some() { "" } else { "(null)" };
-        ibwarn(
-            "sa_get_handle",
-            &format!("No SM/SA found on port {ca}:{}", sp.opts.port),
-        );
+    if !crate::saquery::sa_found(&sp.rpc, &sp.opts) {
         return false;
     }
     let sa = Sa {

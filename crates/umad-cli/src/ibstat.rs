@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use umad::device::{Ca, Devices, PortAttrs};
 
 use crate::common::{self, Parsed};
+use crate::debug::ibpanic;
 use crate::dest::c_strtol;
 use crate::exit;
 
@@ -38,12 +39,6 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
         Parsed::Run(m) => run(&m),
         Parsed::Exit(code) => code,
     }
-}
-
-/// libibmad's `IBPANIC` (stderr, exit 255).
-fn ibpanic(msg: &str) -> i32 {
-    eprintln!("ibpanic: [{}] main: {msg}", std::process::id());
-    exit::FAILURE
 }
 
 /// Whether sysfs says port `port` of `ca` runs FDR10 (C's `is_fdr10`: the `rate` text has

@@ -1019,15 +1019,52 @@ fn select_sel<T: From<u8>>(
     }
 }
 
+/// C's `sa_get_handle` check: whether the port knows an SM to ask. If not, C's warning
+/// ([`warn_no_sa`]).
+pub(crate) fn sa_found(rpc: &Rpc, opts: &CommonOpts) -> bool {
+    let found = rpc.sa_addr().is_ok();
+    if !found {
+        warn_no_sa(opts);
+    }
+    found
+}
+
+/// `sa_get_handle`'s `No SM/SA found on port <ca>:<port>` warning (C's test is inverted: it
+/// names the CA `(null)` when none was given, and prints nothing for one that was).
+fn warn_no_sa(opts: &CommonOpts) {
+    let ca = if opts.ca.is_some() { "" } else { "(null)" };
+    crate::dest::ibwarn(
+        "sa_get_handle",
+        &format!("No SM/SA found on port {ca}:{}", opts.port),
+    );
+}
+
+/// saquery's end when there is no SA to ask: our reason on stderr (where C's libibumad
+/// prints its `ibwarn` lines), C's warning, and C's `IBPANIC` with the `strerror(errno)` C
+/// is left with: `Success` (errno 0), as C prints it without a device and, with a port but
+/// no SM, on the drop-in libibumad. (Under umad2sim C says `No such file or directory`: the
+/// shim's sysfs lacks files libibumad tries.)
+fn no_sa(o: &Options, reason: &dyn std::fmt::Display) -> Exit {
+    eprintln!("saquery: {reason}");
+    warn_no_sa(&o.common);
+    Exit::new(
+        exit::FAILURE,
+        format!(
+            "ibpanic: [{}] main: Failed to bind to the SA: Success",
+            std::process::id()
+        ),
+    )
+}
+
 fn run(o: &Options) -> Result<(), Exit> {
-    let port = umad::Port::open(o.common.ca.as_deref(), o.common.port).map_err(|e| {
-        Exit::new(
-            exit::FAILURE,
-            format!("saquery: iberror: failed: Failed to open port: {e}"),
-        )
-    })?;
+    let port = umad::Port::open(o.common.ca.as_deref(), o.common.port)
+        .map_err(|e| no_sa(o, &format!("can't open port: {e}")))?;
+    let rpc = Rpc::new(port);
+    if let Err(e) = rpc.sa_addr() {
+        return Err(no_sa(o, &e));
+    }
     let sa = Sa {
-        rpc: Rpc::new(port),
+        rpc,
         sm_key: o.sm_key,
         timeout: Duration::from_millis(u64::from(
             o.common.timeout_ms.unwrap_or(DEFAULT_SA_TIMEOUT_MS),

@@ -15,6 +15,7 @@ use ibmad::{Method, Smp};
 use serde_json::json;
 
 use crate::common::{self, CommonOpts, DestType, Parsed};
+use crate::debug::ibpanic;
 use crate::dest::{c_strtoull, Dest, DrRoute};
 use crate::exit;
 
@@ -46,12 +47,6 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
         Parsed::Run(m) => run(prog, &m),
         Parsed::Exit(code) => code,
     }
-}
-
-/// libibmad's `IBPANIC`: on stderr, exit 255.
-fn ibpanic(msg: &str) -> i32 {
-    eprintln!("ibpanic: [{}] main: {msg}", std::process::id());
-    exit::FAILURE
 }
 
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
@@ -88,12 +83,16 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     // smpdump sends without an M_Key and without retries.
     opts.m_key = 0;
     let timeout = std::time::Duration::from_millis(u64::from(opts.timeout_ms.unwrap_or(1000)));
-    let port = match opts.open_smi_port() {
+    let port = match umad::Port::open_smi(opts.ca.as_deref(), opts.port) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("{prog}: {e}");
+            eprintln!("{prog}: {}", opts.open_failure(&e));
             let ca = opts.ca.as_deref().unwrap_or("(null)");
-            return ibpanic(&format!("can't open UMAD port ({ca}:{})", opts.port));
+            let errno = crate::debug::strerror(&std::io::Error::from_raw_os_error(e.errno()));
+            return ibpanic(&format!(
+                "can't open UMAD port ({ca}:{}): {errno}",
+                opts.port
+            ));
         }
     };
     let rpc = umad::rpc::Rpc::new(std::sync::Arc::new(port));

@@ -139,6 +139,12 @@ fn sa_errors(stderr: &str) -> Vec<String> {
             if l.starts_with("Query SA failed") || l.starts_with("ERROR: ") {
                 return Some(l.to_string());
             }
+            if let Some((_, what)) = l
+                .strip_prefix("ibpanic: [")
+                .and_then(|r| r.split_once("] "))
+            {
+                return Some(format!("ibpanic: [pid] {what}"));
+            }
             let rest = l.strip_prefix("ibwarn: [")?;
             let (_, what) = rest.split_once("] ")?;
             WARNS
@@ -458,9 +464,22 @@ fn no_subnet_manager() {
             &["ibqueryerrors"],
             &["ibqueryerrors", "-C", "ibsim0"],
             &["ibqueryerrors", "-r", "-D", "0,1"],
+            &["saquery"],
+            &["saquery", "-C", "ibsim0", "-P", "1"],
+            &["saquery", "-N"],
         ],
         Duration::from_secs(8),
     );
+    for (i, ca) in [(3, "(null):0"), (4, ":1"), (5, "(null):0")] {
+        assert_eq!(
+            sa_errors(&errs[i]),
+            [
+                format!("ibwarn: [pid] sa_get_handle: No SM/SA found on port {ca}"),
+                "ibpanic: [pid] main: Failed to bind to the SA: Success".into()
+            ],
+            "saquery without an SM"
+        );
+    }
     assert_eq!(
         sa_errors(&errs[0]),
         ["ibwarn: [pid] sa_get_handle: No SM/SA found on port (null):0"]
