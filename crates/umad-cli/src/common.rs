@@ -220,7 +220,16 @@ pub enum Parsed {
 /// exits 0. What getopt accepts but clap still refuses (a second value, ...) is reported as
 /// `<prog>: <clap's message>` with the usage, exit 2.
 pub fn parse_args(prog: &'static str, cmd: Command, args: Vec<OsString>) -> Parsed {
-    let mut cmd = cmd.name(prog).bin_name(prog);
+    // getopt gives an option that requires an argument the next word whatever it is
+    // (`iblinkinfo --switch -l` looks up the GUID "-l"); clap would refuse a value that
+    // starts with '-'.
+    let mut cmd = cmd.name(prog).bin_name(prog).mut_args(|a| {
+        if !a.is_positional() && takes_value(&a) {
+            a.allow_hyphen_values(true)
+        } else {
+            a
+        }
+    });
     match getopt_scan(&cmd, &args) {
         Scan::Fine => {}
         Scan::Help => {

@@ -111,7 +111,7 @@ fn run_flavor(prog: &'static str, flavor: Flavor, mut args: Vec<OsString>) -> i3
 fn run(m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report("dump_fts"),
+        Err(e) => return crate::dest::report("dump_fts", &e),
     };
     let args: Vec<String> = m
         .get_many::<String>("args")

@@ -287,7 +287,13 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
         Parsed::Run(m) => m,
         Parsed::Exit(code) => return code,
     };
-    match Options::from_matches(&m).and_then(|o| run(&o)) {
+    // A bad common option (`-t 0`) is C's IBEXIT, on stdout; a failed run is reported on
+    // stderr.
+    let opts = match Options::from_matches(&m) {
+        Ok(o) => o,
+        Err(e) => return crate::dest::report(prog, &e),
+    };
+    match run(&opts) {
         Ok(code) => code,
         Err(CliError::Failed(m)) if m == DISCOVER_FAILED => {
             // C's IBEXIT("discover failed\n"): on stdout, with its own newline too.

@@ -475,9 +475,16 @@ fn find_query(name: &str) -> Option<Query> {
 
 fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     let usage = |e: CliError| Exit::new(exit::USAGE, format!("saquery: {e}"));
-    let common = CommonOpts::from_matches(m).map_err(|e| Exit {
-        code: e.exit_code(),
-        message: Some(format!("saquery: {e}")),
+    let common = CommonOpts::from_matches(m).map_err(|e| match e {
+        // C's IBEXIT (`-t 0`): `saquery: iberror: failed: ...` on stdout.
+        CliError::Failed(_) => Exit {
+            code: crate::dest::report("saquery", &e),
+            message: None,
+        },
+        CliError::Usage(_) => Exit {
+            code: e.exit_code(),
+            message: Some(format!("saquery: {e}")),
+        },
     })?;
     let mut params = Params::default();
     let mut cmd = Cmd::Query;

@@ -64,7 +64,11 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     }
     let dest = if opts.dest == DestType::DrPath {
         crate::debug::ibdebug("str2DRPath", format_args!("DR str: {}", args[0]));
-        match DrRoute::parse(&args[0]) {
+        // More than 63 hops: C's str2DRPath stores the 65th element over its own hop count
+        // (a 64-byte array followed by the count) and sends whatever route that leaves
+        // (undefined behaviour: on chain.net `-D <64 hops> 0x10` answered from the
+        // 2nd switch). We refuse the route as one C cannot parse.
+        match DrRoute::parse(&args[0]).filter(|dr| dr.path().is_some()) {
             Some(dr) => Dest {
                 lid: 0,
                 dr: Some(dr),
@@ -93,7 +97,9 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         }
     };
     let rpc = umad::rpc::Rpc::new(std::sync::Arc::new(port));
-    let (mad, addr) = dest.smp(Method::Get, attr, modifier, 0);
+    let Some((mad, addr)) = dest.smp(Method::Get, attr, modifier, 0) else {
+        return ibpanic(&format!("bad path str '{}'", args[0]));
+    };
     crate::debug::dump("before send:\n", &mad);
     let req = rpc.request(mad, addr).timeout(timeout).retries(0);
     let reply = rpc
