@@ -4,7 +4,8 @@
 //! Every run gets a fresh client scratch directory (see [`Ibsim::umad2sim_command`]) that
 //! holds its `opensm.log` (`-f`), its stdout and stderr and its `OSM_TMP_DIR`/`OSM_CACHE_DIR`
 //! files, so runs on one instance never see each other's files. [`Opensm::configure`] changes
-//! the command (e.g. `LD_LIBRARY_PATH` for another `libibumad.so.3`).
+//! the command (e.g. `LD_LIBRARY_PATH` for another `libibumad.so.3`), [`Opensm::args`] adds
+//! opensm options and [`Opensm::lmc`] sweeps with LID ranges (`--lmc`).
 
 use std::fs::File;
 use std::io;
@@ -31,6 +32,7 @@ const OUT_FILE: &str = "opensm.out";
 /// # let sim = ibsim_harness::Ibsim::start(ibsim_harness::example_fabric())?;
 /// let sweep = sim.opensm().host("S-sw1").run_once()?; // SIM_HOST=S-sw1 opensm -o
 /// assert!(sweep.log().contains("SUBNET UP"));
+/// sim.opensm().lmc(2).args(["-p", "3"]).run_once()?; // opensm --lmc 2 -p 3 -o: LID ranges
 /// let mut sm = sim.opensm().start_daemon()?; // resident SM for SA queries
 /// sm.stop()?;
 /// # Ok::<(), std::io::Error>(())
@@ -71,6 +73,27 @@ impl<'a> Opensm<'a> {
             cmd.env("SIM_HOST", sm_host);
         }
         self
+    }
+
+    /// Adds opensm command-line arguments (after the harness's own `-f <log>`, before the
+    /// `-o`/`-d2` of [`run_once`](Self::run_once)/[`start_daemon`](Self::start_daemon)),
+    /// e.g. `["-p", "5"]` for SM priority 5.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        if let Ok((cmd, _)) = &mut self.command {
+            cmd.args(args);
+        }
+        self
+    }
+
+    /// Sweeps with LID Mask Control `lmc` (`opensm --lmc <lmc>`): every CA port (and every
+    /// switch with an enhanced port 0 only if opensm's `lmc_esp0` is set) gets a range of
+    /// 2^`lmc` LIDs whose base is a multiple of 2^`lmc`. opensm accepts 0..=7.
+    pub fn lmc(self, lmc: u8) -> Self {
+        self.args(["--lmc".to_string(), lmc.to_string()])
     }
 
     /// Changes the command now (e.g. `LD_LIBRARY_PATH` for another `libibumad.so.3`); its
@@ -130,6 +153,16 @@ impl<'a> Opensm<'a> {
     /// opensm is not installed, a [`configure`](Self::configure) step failed, it exited, or
     /// `SUBNET UP` did not appear within 60 s (it is then stopped); the error holds its output.
     pub fn start_daemon(self) -> io::Result<SmDaemon<'a>> {
+        self.start_daemon_until("SUBNET UP")
+    }
+
+    /// Like [`start_daemon`](Self::start_daemon), but waits until opensm's log contains
+    /// `marker` instead of `SUBNET UP`: e.g. `Entering STANDBY state` for a second SM of lower
+    /// priority, which never brings the subnet up itself.
+    ///
+    /// # Errors
+    /// As [`start_daemon`](Self::start_daemon), with `marker` for `SUBNET UP`.
+    pub fn start_daemon_until(self, marker: &str) -> io::Result<SmDaemon<'a>> {
         let (sim, (mut cmd, scratch)) = (self.sim, self.command?);
         let out = File::create(scratch.join(OUT_FILE))?;
         cmd.arg("-d2")
@@ -141,7 +174,7 @@ impl<'a> Opensm<'a> {
         };
         let deadline = Instant::now() + SM_DAEMON_TIMEOUT;
         loop {
-            if read_lossy(&p.scratch.join(LOG_FILE)).contains("SUBNET UP") {
+            if read_lossy(&p.scratch.join(LOG_FILE)).contains(marker) {
                 return Ok(SmDaemon {
                     sim,
                     process: Some(p),
@@ -150,7 +183,7 @@ impl<'a> Opensm<'a> {
             let diag = || diagnostics(sim, &p.scratch, &read_lossy(&p.scratch.join(OUT_FILE)));
             if let Some(status) = p.child.try_wait()? {
                 return Err(io::Error::other(format!(
-                    "opensm daemon exited ({status}) before SUBNET UP{}",
+                    "opensm daemon exited ({status}) before {marker:?}{}",
                     diag()
                 )));
             }
@@ -159,7 +192,7 @@ impl<'a> Opensm<'a> {
                 let _ = p.stop();
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("opensm daemon: no SUBNET UP within {SM_DAEMON_TIMEOUT:?}{diag}"),
+                    format!("opensm daemon: no {marker:?} within {SM_DAEMON_TIMEOUT:?}{diag}"),
                 ));
             }
             std::thread::sleep(POLL);

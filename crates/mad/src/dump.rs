@@ -414,28 +414,28 @@ fn speed_ext_mask(sp: u32) -> String {
     }
 }
 
-/// The warning libibmad prints on stderr while formatting a field, as (function, text):
-/// `mad_dump_linkwidth` warns `bad width <n>` for a LinkWidth that is no width.
-pub fn format_warning(fmt: Fmt, value: u64) -> Option<(&'static str, String)> {
+/// The warning libibmad's dumper for `fmt` prints on stderr (`IBWARN`) when it formats
+/// `value`, as (C function, message); `None` for nearly everything. Only
+/// `mad_dump_linkwidth` (LinkWidthActive) warns: `bad width <n>` for a width that is none of
+/// 1X, 4X, 8X, 12X, 2X, e.g. 0 on a switch port without a link. Printing is the caller's
+/// business (this crate prints nothing).
+pub fn value_warning(fmt: Fmt, value: u64) -> Option<(&'static str, String)> {
+    // libibmad reads the value as an int.
+    let v = value as u32 as i32;
     match fmt {
-        Fmt::LinkWidth if LinkWidth::from(value as u8).lanes().is_none() => {
-            Some(("mad_dump_linkwidth", format!("bad width {value}")))
+        Fmt::LinkWidth if !matches!(v, 1 | 2 | 4 | 8 | 16) => {
+            Some(("mad_dump_linkwidth", format!("bad width {v}")))
         }
         _ => None,
     }
 }
 
-/// [`format_warning`] of every field of `fields` in `data` (the one named `hidden` left
-/// out, as it is not formatted), in field order.
-pub fn dump_warnings(
-    data: &[u8],
-    fields: &[Field],
-    hidden: Option<&str>,
-) -> Vec<(&'static str, String)> {
+/// [`value_warning`] of every field of `fields` read from `data`, in field order (the
+/// warnings a [`dump_fields`] of them makes C print).
+pub fn fields_warnings(data: &[u8], fields: &[Field]) -> Vec<(&'static str, String)> {
     fields
         .iter()
-        .filter(|f| Some(f.name) != hidden)
-        .filter_map(|f| format_warning(f.fmt, get_bits(data, f.offset, f.width)))
+        .filter_map(|f| value_warning(f.fmt, get_bits(data, f.offset, f.width)))
         .collect()
 }
 
@@ -570,6 +570,26 @@ mod tests {
             "0001 0203 0405 0607 0809 0a0b 0c0d 0e0f\n1011 1213 \n"
         );
         assert_eq!(xdump(&[1, 2, 3]), "0102 03\n");
+    }
+
+    #[test]
+    fn link_width_warnings() {
+        assert_eq!(
+            value_warning(Fmt::LinkWidth, 0),
+            Some(("mad_dump_linkwidth", "bad width 0".to_string()))
+        );
+        for ok in [1, 2, 4, 8, 16] {
+            assert_eq!(value_warning(Fmt::LinkWidth, ok), None);
+        }
+        assert_eq!(value_warning(Fmt::LinkWidthEnabled, 0), None);
+        let mut pi = [0u8; 64];
+        let active = PORT_INFO
+            .iter()
+            .find(|f| f.name == "LinkWidthActive")
+            .unwrap();
+        assert_eq!(fields_warnings(&pi, PORT_INFO).len(), 1);
+        pi[usize::from(active.offset / 8)] = 2;
+        assert!(fields_warnings(&pi, PORT_INFO).is_empty());
     }
 
     #[test]

@@ -220,7 +220,16 @@ pub enum Parsed {
 /// exits 0. What getopt accepts but clap still refuses (a second value, ...) is reported as
 /// `<prog>: <clap's message>` with the usage, exit 2.
 pub fn parse_args(prog: &'static str, cmd: Command, args: Vec<OsString>) -> Parsed {
-    let mut cmd = cmd.name(prog).bin_name(prog);
+    // getopt gives an option that requires an argument the next word whatever it is
+    // (`iblinkinfo --switch -l` looks up the GUID "-l"); clap would refuse a value that
+    // starts with '-'.
+    let mut cmd = cmd.name(prog).bin_name(prog).mut_args(|a| {
+        if !a.is_positional() && takes_value(&a) {
+            a.allow_hyphen_values(true)
+        } else {
+            a
+        }
+    });
     match getopt_scan(&cmd, &args) {
         Scan::Fine => {}
         Scan::Help => {
@@ -575,6 +584,35 @@ impl CommonOpts {
             (ca, p) => format!(" {}:{p}", ca.as_deref().unwrap_or("(default CA)")),
         };
         CliError::Failed(format!("can't open port{which}: {e}"))
+    }
+
+    /// [`open_mad_port`](Self::open_mad_port) as libibnetdisc's discovery opens its port
+    /// (`ibnd_discover_fabric`): a failure also prints its `IBND_ERROR` line, which names
+    /// C's source position.
+    pub fn open_ibnd_port(&self, prog: &str) -> Result<umad::Port, CliError> {
+        self.open_mad_port(prog).inspect_err(|_| {
+            let ca = self.ca.as_deref().unwrap_or("(null)");
+            eprintln!(
+                "./libibnetdisc/ibnetdisc.c:802; can't open MAD port ({ca}:{})",
+                self.port
+            );
+        })
+    }
+
+    /// [`open_smi_port`](Self::open_smi_port) as libibmad's `mad_rpc_open_port`, which the
+    /// MAD tools open their port with. A failure says why on stderr (`<prog>: can't open
+    /// port ...`, where C's libibumad would print its own diagnostics), then libibmad's
+    /// `ibwarn: [<pid>] mad_rpc_open_port: can't open UMAD port (<ca or (null)>:<port>)`;
+    /// the tool goes on to C's own message.
+    pub fn open_mad_port(&self, prog: &str) -> Result<umad::Port, CliError> {
+        self.open_smi_port().inspect_err(|e| {
+            eprintln!("{prog}: {e}");
+            let ca = self.ca.as_deref().unwrap_or("(null)");
+            crate::debug::ibwarn(
+                "mad_rpc_open_port",
+                &format!("can't open UMAD port ({ca}:{})", self.port),
+            );
+        })
     }
 }
 

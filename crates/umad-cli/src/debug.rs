@@ -71,14 +71,6 @@ pub fn ibwarn(func: &str, msg: &str) {
     eprintln!("ibwarn: [{}] {func}: {msg}", std::process::id());
 }
 
-/// The [`ibwarn`] lines libibmad's dump functions print while formatting `fields` of
-/// `data` ([`ibmad::dump::dump_warnings`]; e.g. `mad_dump_linkwidth: bad width 0`).
-pub fn dump_warnings(data: &[u8], fields: &[ibmad::dump::Field], hidden: Option<&str>) {
-    for (func, msg) in ibmad::dump::dump_warnings(data, fields, hidden) {
-        ibwarn(func, &msg);
-    }
-}
-
 /// The text of an I/O error as the C library's `strerror` writes it (std adds ` (os error
 /// N)`).
 pub fn strerror(e: &std::io::Error) -> String {
@@ -86,6 +78,22 @@ pub fn strerror(e: &std::io::Error) -> String {
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),
         None => s,
+    }
+}
+
+/// The `IBWARN` lines libibmad's dumpers print while formatting `fields` of `data`
+/// ([`ibmad::dump::fields_warnings`]: `mad_dump_linkwidth: bad width 0`).
+pub fn dump_warnings(data: &[u8], fields: &[ibmad::dump::Field]) {
+    for (func, msg) in ibmad::dump::fields_warnings(data, fields) {
+        ibwarn(func, &msg);
+    }
+}
+
+/// The `IBWARN` line, if any, libibmad's dumper for `fmt` prints for `value`
+/// ([`ibmad::dump::value_warning`]).
+pub fn value_warning(fmt: ibmad::dump::Fmt, value: u64) {
+    if let Some((func, msg)) = ibmad::dump::value_warning(fmt, value) {
+        ibwarn(func, &msg);
     }
 }
 

@@ -114,16 +114,21 @@ pub struct DrRoute {
 }
 
 impl DrRoute {
-    /// Parses `text` as `str2drpath`: `None` for an empty string (C's `cnt < 0`) or a route
-    /// longer than a DR SMP can carry.
+    /// Parses `text` as `str2drpath`: `None` for an empty string (C's `cnt < 0`). A route
+    /// longer than a DR SMP can carry still parses (str2drpath has no limit; C writes the
+    /// extra elements past its 64-byte array): it fails when it is sent, as libibmad's
+    /// `mad_encode` refuses it ([`path`](Self::path)).
     pub fn parse(text: &str) -> Option<DrRoute> {
         if text.is_empty() {
             return None;
         }
-        let elems: Vec<u8> = text.split(',').map(|e| c_atoi(e) as u8).collect();
-        if elems.len() > DrPath::MAX_HOPS + 1 {
-            return None;
+        let mut pieces: Vec<&str> = text.split(',').collect();
+        // str2drpath stops when nothing follows a comma: a trailing comma adds no hop
+        // ("0,1," is 0,1), while an empty element elsewhere is atoi("") = 0.
+        if pieces.len() > 1 && pieces.last() == Some(&"") {
+            pieces.pop();
         }
+        let elems: Vec<u8> = pieces.iter().map(|e| c_atoi(e) as u8).collect();
         Some(DrRoute {
             elems,
             slid: 0xffff,
@@ -131,9 +136,28 @@ impl DrRoute {
         })
     }
 
-    /// The route for an SMP: the hops after element 0.
-    pub fn path(&self) -> DrPath {
-        DrPath::from_hops(&self.elems[1..]).expect("length checked in parse")
+    /// The route for an SMP: the hops after element 0; `None` for more than
+    /// [`DrPath::MAX_HOPS`] hops.
+    pub fn path(&self) -> Option<DrPath> {
+        DrPath::from_hops(&self.elems[1..]).ok()
+    }
+
+    /// The hop count C's `str2drpath` leaves (`cnt`: the elements after element 0).
+    pub fn hop_count(&self) -> usize {
+        self.elems.len() - 1
+    }
+
+    /// [`path`](Self::path), or libibmad's `mad_encode` warning for a route too long to
+    /// encode (`dr path with hop count <n>`; C then sends nothing and the call fails).
+    pub fn encodable_path(&self) -> Option<DrPath> {
+        let path = self.path();
+        if path.is_none() {
+            ibwarn(
+                "mad_encode",
+                &format!("dr path with hop count {}", self.hop_count()),
+            );
+        }
+        path
     }
 
     /// libibmad's `drpath2str`: `slid 65535; dlid 65535; 0,1,3`.
@@ -158,9 +182,15 @@ impl Dest {
         Dest { lid, dr: None }
     }
 
-    /// libibmad's `portid2str`: `Lid 3`, or `DR path slid 65535; dlid 65535; 0,1`.
+    /// libibmad's `portid2str`: `Lid 3`, or `DR path slid 65535; dlid 65535; 0,1`. A LID
+    /// with a route of no hops (`-c` with `<lid> 0`, or no route at all) is just `Lid 3`:
+    /// C names the route only when its hop count is not 0.
     pub fn to_c_string(&self) -> String {
-        let dr = self.dr.as_ref().map(DrRoute::to_c_string);
+        let dr = self
+            .dr
+            .as_ref()
+            .filter(|dr| self.lid == 0 || dr.elems.len() > 1)
+            .map(DrRoute::to_c_string);
         match (self.lid, dr) {
             (lid, None) if lid > 0 => format!("Lid {lid}"),
             (lid, Some(dr)) if lid > 0 => format!("Lid {lid} DR path {dr}"),
@@ -171,17 +201,20 @@ impl Dest {
         }
     }
 
-    /// The SMP to send `method` of `attr_id` here and where to send it.
+    /// The SMP to send `method` of `attr_id` here and where to send it; `None` (after
+    /// libibmad's `mad_encode` warning) for a directed route of more than
+    /// [`DrPath::MAX_HOPS`] hops.
     pub fn smp(
         &self,
         method: Method,
         attr_id: u16,
         attr_mod: u32,
         m_key: u64,
-    ) -> ([u8; ibmad::MAD_SIZE], MadAddr) {
+    ) -> Option<([u8; ibmad::MAD_SIZE], MadAddr)> {
         let (mut mad, addr) = match &self.dr {
             Some(dr) => {
-                let mut mad = Smp::dr_request(method, attr_id, attr_mod, 0, &dr.path());
+                let path = dr.encodable_path()?;
+                let mut mad = Smp::dr_request(method, attr_id, attr_mod, 0, &path);
                 let mut smp = Smp::new_unchecked(&mut mad[..]);
                 // libibmad's mad_encode: a DrSLID/DrDLID of 0 goes out as the permissive LID.
                 let permissive = |l: u16| if l == 0 { 0xffff } else { l };
@@ -207,7 +240,7 @@ impl Dest {
             ),
         };
         Smp::new_unchecked(&mut mad[..]).set_m_key(m_key);
-        (mad, addr)
+        Some((mad, addr))
     }
 }
 
@@ -232,7 +265,7 @@ impl SmpPort {
     /// Opens the SMI port the options name (C: `mad_rpc_open_port`); `None` after printing
     /// C's `Failed to open '<ca>' port '<n>'` failure (the exit code is [`exit::FAILURE`]).
     pub fn open(prog: &str, opts: &CommonOpts) -> Option<SmpPort> {
-        match opts.open_smi_port() {
+        match opts.open_mad_port(prog) {
             Ok(port) => {
                 let rpc = Rpc::new(Arc::new(port));
                 crate::debug::attach(&rpc);
@@ -242,8 +275,7 @@ impl SmpPort {
                     pipelined: false,
                 })
             }
-            Err(e) => {
-                eprintln!("{prog}: {e}");
+            Err(_) => {
                 let ca = opts.ca.as_deref().unwrap_or("(null)");
                 ibexit(prog, &format!("Failed to open '{ca}' port '{}'", opts.port));
                 None
@@ -267,24 +299,25 @@ impl SmpPort {
         attr_mod: u32,
         data: Option<&[u8]>,
     ) -> Option<Vec<u8>> {
-        let (mut mad, addr) = dest.smp(method, attr_id, attr_mod, self.opts.m_key);
-        if let Some(d) = data {
-            let mut smp = Smp::new_unchecked(&mut mad[..]);
-            let area = smp.data_mut();
-            let n = d.len().min(area.len());
-            area[..n].copy_from_slice(&d[..n]);
-        }
+        let route = dest.to_c_string();
         let func = if method == Method::Set {
             "smp_set_status_via"
         } else {
             "smp_query_status_via"
         };
-        let route = dest.to_c_string();
         if !self.pipelined {
             crate::debug::debug(
                 func,
                 format_args!("attr 0x{attr_id:x} mod 0x{attr_mod:x} route {route}"),
             );
+        }
+        // A route too long to encode: C's mad_rpc returns at once, nothing sent.
+        let (mut mad, addr) = dest.smp(method, attr_id, attr_mod, self.opts.m_key)?;
+        if let Some(d) = data {
+            let mut smp = Smp::new_unchecked(&mut mad[..]);
+            let area = smp.data_mut();
+            let n = d.len().min(area.len());
+            area[..n].copy_from_slice(&d[..n]);
         }
         let req = self
             .rpc
@@ -501,8 +534,16 @@ mod tests {
         assert_eq!(r.elems, vec![0, 1, 0, 44]);
         assert_eq!(r.to_c_string(), "slid 65535; dlid 65535; 0,1,0,44");
         assert!(DrRoute::parse("").is_none());
-        let long = vec!["1"; 80].join(",");
-        assert!(DrRoute::parse(&long).is_none());
+        assert_eq!(DrRoute::parse("0,1,").unwrap().elems, vec![0, 1]);
+        assert_eq!(DrRoute::parse("0,1,,").unwrap().elems, vec![0, 1, 0]);
+        assert_eq!(DrRoute::parse(",1").unwrap().elems, vec![0, 1]);
+        assert_eq!(DrRoute::parse(",").unwrap().elems, vec![0]);
+        // Longer than an SMP carries: parses (as str2drpath), but has no SMP path.
+        let long = DrRoute::parse(&vec!["1"; 80].join(",")).unwrap();
+        assert_eq!(long.hop_count(), 79);
+        assert!(long.path().is_none());
+        let max = DrRoute::parse(&vec!["1"; DrPath::MAX_HOPS + 1].join(",")).unwrap();
+        assert_eq!(max.path().map(|p| p.hop_count()), Some(63));
         let d = Dest {
             lid: 0,
             dr: DrRoute::parse("0"),

@@ -83,9 +83,9 @@ fn run_flavor(prog: &'static str, flavor: Flavor, mut args: Vec<OsString>) -> i3
     if flavor == Flavor::Mfts {
         args.insert(0, OsString::from("-M"));
     }
-    let code = match common::parse_args(prog, command(prog), args) {
-        Parsed::Run(m) => run(&m),
-        Parsed::Exit(code) => code,
+    let (code, json) = match common::parse_args(prog, command(prog), args) {
+        Parsed::Run(m) => (run(&m), m.get_flag("json")),
+        Parsed::Exit(code) => (code, false),
     };
     if flavor == Flavor::Fts {
         return code;
@@ -97,14 +97,21 @@ fn run_flavor(prog: &'static str, flavor: Flavor, mut args: Vec<OsString>) -> i3
     } else {
         "dump_fts -M"
     };
-    print!("\n*** WARNING ***: this command has been replaced by {replaced}\n\n\n");
+    let warning = format!("\n*** WARNING ***: this command has been replaced by {replaced}\n\n\n");
+    if json {
+        // stdout is one JSON document (docs/json/dump_fts-v1.schema.json): the wrapper's
+        // warning goes to stderr then.
+        eprint!("{warning}");
+    } else {
+        print!("{warning}");
+    }
     exit::OK
 }
 
 fn run(m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report("dump_fts"),
+        Err(e) => return crate::dest::report("dump_fts", &e),
     };
     let args: Vec<String> = m
         .get_many::<String>("args")
@@ -144,10 +151,7 @@ fn run(m: &ArgMatches) -> i32 {
 /// The fabric, or `None` (after saying why the port did not open, where C's libibumad prints
 /// its `ibwarn` lines).
 fn discover(opts: &CommonOpts) -> Option<Fabric> {
-    let port = opts
-        .open_smi_port()
-        .map_err(|e| eprintln!("dump_fts: {e}"))
-        .ok()?;
+    let port = opts.open_ibnd_port("dump_fts").ok()?;
     let d_opts = DiscoverOptions {
         timeout: opts
             .timeout_ms

@@ -252,6 +252,8 @@ impl Links<'_> {
             format_value(Fmt::LinkSpeed, 4, u64::from(ispeed))
         };
         let link = if !down {
+            // C formats the width (and so may warn about it) only for a port that is up.
+            crate::debug::value_warning(Fmt::LinkWidth, u64::from(iwidth));
             format!("({width:>3} {speed:>18} {state:>6}/{phys:>8})")
         } else {
             format!("(              {state:>6}/{phys:>8})")
@@ -707,10 +709,7 @@ pub fn open_sweep_port(
     opts: &CommonOpts,
     outstanding: Option<usize>,
 ) -> Option<SmpPort> {
-    let port = opts
-        .open_smi_port()
-        .map_err(|e| eprintln!("{prog}: {e}"))
-        .ok()?;
+    let port = opts.open_mad_port(prog).ok()?;
     let rpc = match outstanding {
         Some(n) => Rpc::with_window(Arc::new(port), umad::rpc::Window::of(n)),
         None => Rpc::new(Arc::new(port)),
@@ -732,12 +731,28 @@ pub enum Start {
     Local,
     /// A directed route (`-D`).
     Dr(ibmad::DrPath),
+    /// A directed route of this many hops, more than an SMP carries: libibmad's
+    /// `mad_encode` refuses C's first SMP, and libibnetdisc then returns an empty fabric
+    /// (`query_node_info` fails, so it never waits for answers), not a failure.
+    DrTooLong(usize),
     /// A LID (`-G`, resolved through the SA): LID-routed, then directed.
     Lid(u16),
 }
 
 /// Discovers through `sp` with the common options and `-n`, from `from`.
 pub fn discover(sp: &SmpPort, max_hops: u32, from: Start) -> Result<Discovery, String> {
+    if let Start::DrTooLong(hops) = from {
+        crate::dest::ibwarn("mad_encode", &format!("dr path with hop count {hops}"));
+        eprintln!("./libibnetdisc/query_smp.c:85; mad_build_pkt failed; -1");
+        return Ok(Discovery {
+            fabric: Fabric::default(),
+            missed: Vec::new(),
+            stats: ibfabric::discover::DiscoverStats::default(),
+            self_lid: 0,
+            self_node: ibmad::attr::NodeInfo::default(),
+            port_infos: HashMap::new(),
+        });
+    }
     let opts = &sp.opts;
     let d_opts = DiscoverOptions {
         max_hops,
@@ -761,7 +776,7 @@ pub fn discover(sp: &SmpPort, max_hops: u32, from: Start) -> Result<Discovery, S
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let s = |id: &str| m.get_one::<String>(id).cloned();
     let guid_str = s("port-guid").or_else(|| s("switch"));
@@ -811,7 +826,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     if let Some(dr) = &dr_path {
         match DrRoute::parse(dr) {
             Some(r) => {
-                start = Some(Start::Dr(r.path()));
+                start = Some(r.path().map_or(Start::DrTooLong(r.hop_count()), Start::Dr));
                 from = Some(r);
             }
             None => ibwarn(

@@ -296,11 +296,25 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
         eprint!("{msg}\n{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
-    match Options::from_matches(&m).and_then(|o| run(&o)) {
+    // A bad common option (`-t 0`) is C's IBEXIT, on stdout; a failed run is reported on
+    // stderr.
+    let opts = match Options::from_matches(&m) {
+        Ok(o) => o,
+        Err(e) => return crate::dest::report(prog, &e),
+    };
+    match run(&opts) {
         Ok(code) => code,
+        Err(CliError::Failed(m)) if m == DISCOVER_FAILED => {
+            // C's IBEXIT("discover failed\n"): on stdout, with its own newline too.
+            println!("{prog}: iberror: failed: {m}");
+            exit::FAILURE
+        }
         Err(e) => e.report(prog),
     }
 }
+
+/// C's message when libibnetdisc could not start (its port did not open).
+const DISCOVER_FAILED: &str = "discover failed\n";
 
 /// Reads a saved topology: an ibnetdisc cache file (C's `ibnetdiscover --cache`, told by
 /// its magic), this tool's `--json` output (it starts with `{`) or `ibnetdiscover` text.
@@ -481,7 +495,10 @@ fn write_all(out: &mut dyn Write, bytes: &[u8]) -> Result<(), CliError> {
 /// records the progress lines. SMPs that got no answer are counted on stderr (listed with
 /// `-v`, `-e` or `-d`); the fabric keeps what was learnt, as libibnetdisc's does.
 fn discover(opts: &Options) -> Result<Fabric, CliError> {
-    let port = opts.common.open_smi_port()?;
+    let port = opts
+        .common
+        .open_ibnd_port("ibnetdiscover")
+        .map_err(|_| CliError::Failed(DISCOVER_FAILED.to_string()))?;
     let display = Arc::new(Mutex::new(Progress::stderr()));
     let shown = Arc::clone(&display);
     let on_node: ProgressFn = Arc::new(move |e: &ProgressEvent<'_>| {

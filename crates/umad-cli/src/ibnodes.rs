@@ -242,7 +242,7 @@ fn netcmd(a: &ScriptArgs) -> (String, i32) {
                 .output();
             match out {
                 Ok(o) => {
-                    let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+                    let mut text = with_ibpath(&String::from_utf8_lossy(&o.stdout));
                     text.push_str(&iberror_lines(&String::from_utf8_lossy(&o.stderr)));
                     (text, o.status.code().unwrap_or(255))
                 }
@@ -272,6 +272,19 @@ fn iberror_lines(stderr: &str) -> String {
         }
     }
     moved
+}
+
+/// ibnetdiscover's stdout with its own `iberror` lines (a bad common option, `-t 0`, is
+/// C's `IBEXIT` on stdout) named by the script's path, as C's are.
+fn with_ibpath(stdout: &str) -> String {
+    let ibpath = std::env::var("IBPATH").unwrap_or_else(|_| "/usr/sbin".into());
+    stdout
+        .lines()
+        .map(|l| match l.strip_prefix("ibnetdiscover: iberror: ") {
+            Some(rest) => format!("{ibpath}/ibnetdiscover: iberror: {rest}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect()
 }
 
 /// `echo "$text"` in dash: the text with backslash escapes interpreted (`\c` ends the

@@ -314,9 +314,9 @@ impl Run<'_> {
             "# Port info: {} port {portnum}\n",
             dest.to_c_string()
         ));
-        crate::debug::dump_warnings(data, &fields, hidden);
         self.out
             .push_str(&dump::dump_fields_hiding(data, &fields, hidden));
+        crate::debug::dump_warnings(data, &fields);
         json!({
             "destination": dest_json(dest),
             "port": portnum,
@@ -358,7 +358,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     if args.len() < 2 {
-        eprint!("{}", crate::common::c_usage(&command().name(prog)));
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let json = m.get_flag("json");

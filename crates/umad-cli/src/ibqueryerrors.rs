@@ -391,7 +391,7 @@ impl Ctx<'_> {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let s = |id: &str| m.get_one::<String>(id).cloned();
     let mut suppressed: Vec<&'static str> = Vec::new();
@@ -465,7 +465,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     if let Some(dr) = &dr_path {
         match DrRoute::parse(dr) {
             Some(r) => {
-                start = Some(Start::Dr(r.path()));
+                start = Some(r.path().map_or(Start::DrTooLong(r.hop_count()), Start::Dr));
                 from = Some(r);
             }
             None => ibwarn(

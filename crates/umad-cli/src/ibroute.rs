@@ -121,14 +121,14 @@ pub struct Request {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let args: Vec<String> = m
         .get_many::<String>("args")
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     if args.is_empty() {
-        eprint!("{}", crate::common::c_usage(&command().name(prog)));
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let req = Request {
@@ -226,19 +226,19 @@ impl Tables<'_> {
     /// C's `check_switch`: NodeInfo, NodeDescription, SwitchInfo, or C's reason.
     fn check_switch(&self, dest: &Dest) -> Result<Switch, &'static str> {
         crate::debug::ibdebug("check_switch", format_args!("checking node type"));
-        let ni = self
+        let Some(ni) = self
             .port
             .get(dest, id::NODE_INFO, 0)
             .and_then(|d| NodeInfo::parse(&d).ok())
-            .ok_or_else(|| {
-                // C dumps its NodeInfo buffer first; libibmad copies nothing into it when
-                // the query fails, so it is still all zeros.
-                eprint!(
-                    "{}",
-                    crate::debug::xdump("nodeinfo\n", &[0; ibmad::smp::SMP_DATA_LEN])
-                );
-                "node info failed: valid addr?"
-            })?;
+        else {
+            // C dumps its NodeInfo buffer on stderr first: still all zeros, as libibmad
+            // copies no data out of a failed query.
+            eprint!(
+                "{}",
+                crate::debug::xdump("nodeinfo\n", &[0; ibmad::SMP_DATA_LEN])
+            );
+            return Err("node info failed: valid addr?");
+        };
         let nd = self
             .port
             .get(dest, id::NODE_DESC, 0)

@@ -41,6 +41,13 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
     }
 }
 
+/// C's `IBPANIC` appends `%m`, the `errno` its call left behind:
+/// `strerror(0)` for a lookup that failed without a failing call (`'x' IB device can't be found`).
+const ERRNO_NONE: &str = "Success";
+/// `strerror(ENOENT)`: what C's `umad_get_ca` leaves behind when it looked for a sysfs file that
+/// is not there, as it does before `ca_stat` reports a missing port number.
+const ERRNO_ENOENT: &str = "No such file or directory";
+
 /// Whether sysfs says port `port` of `ca` runs FDR10 (C's `is_fdr10`: the `rate` text has
 /// `FDR10` just before its `)`, e.g. `40 Gb/sec (4X FDR10)`).
 fn is_fdr10(devices: Option<&Devices>, ca: &str, port: u32) -> bool {
@@ -89,7 +96,7 @@ fn run(m: &ArgMatches) -> i32 {
     let cas: Vec<&Ca> = match args.first() {
         Some(want) => match cas.iter().find(|c| &c.name == want) {
             Some(c) => vec![c],
-            None => return ibpanic(&format!("'{want}' IB device can't be found")),
+            None => return ibpanic(&format!("'{want}' IB device can't be found: {ERRNO_NONE}")),
         },
         None => cas.iter().collect(),
     };
@@ -124,7 +131,10 @@ fn run(m: &ArgMatches) -> i32 {
         {
             print!("{out}");
             eprintln!("ibwarn: [{}] ca_stat: {e}", std::process::id());
-            return ibpanic(&format!("stat of IB device '{}' failed", ca.name));
+            return ibpanic(&format!(
+                "stat of IB device '{}' failed: {ERRNO_ENOENT}",
+                ca.name
+            ));
         }
     }
     print!("{out}");

@@ -774,7 +774,7 @@ enum Failed {
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let opts = match CommonOpts::from_matches(m) {
         Ok(o) => o,
-        Err(e) => return e.report(prog),
+        Err(e) => return crate::dest::report(prog, &e),
     };
     let args: Vec<String> = m
         .get_many::<String>("args")
@@ -782,7 +782,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .unwrap_or_default();
     let ports_file = m.get_one::<PathBuf>("ports-file");
     if args.len() < 2 && ports_file.is_none() {
-        eprint!("{}", crate::common::c_usage(&command().name(prog)));
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let Some(port) = SmpPort::open(prog, &opts) else {
@@ -835,7 +835,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             Ok(()) => finish(&mut t, exit::OK),
             Err(Failed::Usage) => {
                 print!("{}", t.out);
-                eprint!("{}", crate::common::c_usage(&command().name(prog)));
+                eprint!("{}", common::c_usage(&command().name(prog)));
                 exit::USAGE
             }
             Err(Failed::Route) => {
@@ -872,7 +872,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
                     print!("{}", std::mem::take(&mut t.out));
                     return match e {
                         Failed::Usage => {
-                            eprint!("{}", crate::common::c_usage(&command().name(prog)));
+                            eprint!("{}", common::c_usage(&command().name(prog)));
                             exit::USAGE
                         }
                         Failed::Route => ibexit(

@@ -629,7 +629,7 @@ fn parse_ports(text: &str) -> Result<(u8, Vec<u8>), String> {
 }
 
 fn run(prog: &'static str, m: &ArgMatches) -> Result<(), i32> {
-    let opts = CommonOpts::from_matches(m).map_err(|e| e.report(prog))?;
+    let opts = CommonOpts::from_matches(m).map_err(|e| crate::dest::report(prog, &e))?;
     let args: Vec<String> = m
         .get_many::<String>("args")
         .map(|v| v.cloned().collect())

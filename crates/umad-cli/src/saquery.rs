@@ -475,9 +475,16 @@ fn find_query(name: &str) -> Option<Query> {
 
 fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     let usage = |e: CliError| Exit::new(exit::USAGE, format!("saquery: {e}"));
-    let common = CommonOpts::from_matches(m).map_err(|e| Exit {
-        code: e.exit_code(),
-        message: Some(format!("saquery: {e}")),
+    let common = CommonOpts::from_matches(m).map_err(|e| match e {
+        // C's IBEXIT (`-t 0`): `saquery: iberror: failed: ...` on stdout.
+        CliError::Failed(_) => Exit {
+            code: crate::dest::report("saquery", &e),
+            message: None,
+        },
+        CliError::Usage(_) => Exit {
+            code: e.exit_code(),
+            message: Some(format!("saquery: {e}")),
+        },
     })?;
     let mut params = Params::default();
     let mut cmd = Cmd::Query;
@@ -669,12 +676,11 @@ fn parse_options(m: &ArgMatches) -> Result<Options, Exit> {
     })
 }
 
-/// C's usage text (`ibdiag_show_usage`, ending in a blank line) without the last newline,
-/// which the exit message adds.
+/// C's `ibdiag_show_usage` text ([`common::c_usage`]) as an [`Exit`] message (which gets
+/// its last newline when printed).
 fn usage_text() -> String {
-    let mut text = crate::common::c_usage(&command());
-    text.pop();
-    text
+    let usage = common::c_usage(&command());
+    usage.strip_suffix('\n').unwrap_or(&usage).to_string()
 }
 
 /// An `ERROR: ...` line and then the usage, exit 2 (C's `ibdiag_show_usage`).
@@ -1597,11 +1603,6 @@ fn dump_one_portinfo_record(r: &PortInfoRecord, show_keys: bool) -> Record {
     d.line("\tPortInfo dump:");
     let mut raw = [0u8; ibmad::PortInfo::LEN];
     r.port_info.emit(&mut raw);
-    crate::debug::dump_warnings(
-        &raw,
-        dump::PORT_INFO,
-        (!show_keys).then_some(dump::PORT_INFO_MKEY),
-    );
     for f in dump::PORT_INFO {
         let value = dump::get_bits(&raw, f.offset, f.width);
         if f.name == dump::PORT_INFO_MKEY && !show_keys {
@@ -1613,6 +1614,7 @@ fn dump_one_portinfo_record(r: &PortInfoRecord, show_keys: bool) -> Record {
             "\t\t{}",
             dump::field_line(f.name, f.fmt, f.width, value)
         ));
+        crate::debug::value_warning(f.fmt, value);
         let v = if f.width > 32 {
             json!(format!("0x{value:016x}"))
         } else {

@@ -59,12 +59,16 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
     if args.len() < 2 {
-        eprint!("{}", crate::common::c_usage(&command().name(prog)));
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let dest = if opts.dest == DestType::DrPath {
         crate::debug::ibdebug("str2DRPath", format_args!("DR str: {}", args[0]));
-        match DrRoute::parse(&args[0]) {
+        // More than 63 hops: C's str2DRPath stores the 65th element over its own hop count
+        // (a 64-byte array followed by the count) and sends whatever route that leaves
+        // (undefined behaviour: on chain.net `-D <64 hops> 0x10` answered from the
+        // 2nd switch). We refuse the route as one C cannot parse.
+        match DrRoute::parse(&args[0]).filter(|dr| dr.path().is_some()) {
             Some(dr) => Dest {
                 lid: 0,
                 dr: Some(dr),
@@ -82,17 +86,20 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let port = match umad::Port::open_smi(opts.ca.as_deref(), opts.port) {
         Ok(p) => p,
         Err(e) => {
+            // Why, then C's: umad_open_port failed, IBPANIC with the errno of its sysfs
+            // lookups.
             eprintln!("{prog}: {}", opts.open_failure(&e));
             let ca = opts.ca.as_deref().unwrap_or("(null)");
-            let errno = crate::debug::strerror(&std::io::Error::from_raw_os_error(e.errno()));
             return ibpanic(&format!(
-                "can't open UMAD port ({ca}:{}): {errno}",
+                "can't open UMAD port ({ca}:{}): No such file or directory",
                 opts.port
             ));
         }
     };
     let rpc = umad::rpc::Rpc::new(std::sync::Arc::new(port));
-    let (mad, addr) = dest.smp(Method::Get, attr, modifier, 0);
+    let Some((mad, addr)) = dest.smp(Method::Get, attr, modifier, 0) else {
+        return ibpanic(&format!("bad path str '{}'", args[0]));
+    };
     crate::debug::dump("before send:\n", &mad);
     let req = rpc.request(mad, addr).timeout(timeout).retries(0);
     let reply = rpc

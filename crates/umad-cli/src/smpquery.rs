@@ -188,7 +188,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let combined = m.get_flag("combined");
     let json = m.get_flag("json");
     if args.len() < 2 {
-        eprint!("{}", crate::common::c_usage(&command().name(prog)));
+        eprint!("{}", common::c_usage(&command().name(prog)));
         return exit::USAGE;
     }
     let Some(op) = find_op(&args[0]) else {
@@ -206,8 +206,8 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     };
     let (dest, rest) = if combined {
         let route = args.get(2).map_or("(null)", String::as_str);
-        let concat = format!("{} {route}", args[1]);
-        match resolve_combined(&ctx.port, &args[1], route) {
+        let concat = combined_arg(&args[1], route);
+        match resolve_combined(&ctx.port, &concat) {
             Some(d) => (d, args.get(3..).unwrap_or(&[])),
             None => return ibexit(prog, &format!("can't resolve destination port {concat}")),
         }
@@ -260,13 +260,24 @@ fn write_out(out: &[u8]) {
     let _ = stdout.write_all(out).and_then(|()| stdout.flush());
 }
 
-/// `-c`: `resolve_portid_str(..., "<lid> <route>", IB_DEST_DRSLID)`.
-fn resolve_combined(port: &SmpPort, lid_text: &str, route: &str) -> Option<Dest> {
-    let lid = c_strtol(lid_text);
+/// C's `-c` argument: `snprintf(concat, 64, "%s %s", argv[1], argv[2])` (a missing route
+/// is glibc's `(null)`), cut to 63 bytes as C's buffer cuts it.
+fn combined_arg(lid: &str, route: &str) -> String {
+    let mut concat = format!("{lid} {route}").into_bytes();
+    concat.truncate(63);
+    String::from_utf8_lossy(&concat).into_owned()
+}
+
+/// `-c`: `resolve_portid_str(..., concat, IB_DEST_DRSLID)`: the LID is what `strtol` reads
+/// from the start, the route whatever follows the one character after it (so `"8 0,1"` as
+/// one argument is LID 8 with route `0,1`, and a missing route `(null)` is route `0`).
+fn resolve_combined(port: &SmpPort, concat: &str) -> Option<Dest> {
+    let (lid, end) = ibfabric::cnum::strtol(concat.as_bytes());
     if !crate::dest::lid_valid(lid) {
         return None;
     }
     let self_lid = port.local()?.base_lid as u16;
+    let route = concat.get(end + 1..).unwrap_or("");
     let mut dr = DrRoute::parse(route)?;
     dr.slid = if self_lid != 0 { self_lid } else { 0xffff };
     Some(Dest {
@@ -380,11 +391,11 @@ fn port_info(ctx: &Ctx, dest: &Dest, args: &[String], out: &mut Vec<u8>) -> Resu
         out,
         &format!("# Port info: {} port {}\n", dest.to_c_string(), orig as i32),
     );
-    crate::debug::dump_warnings(&data, dump::PORT_INFO, hidden);
     put(
         out,
         &dump::dump_fields_hiding(&data, dump::PORT_INFO, hidden),
     );
+    crate::debug::dump_warnings(&data, dump::PORT_INFO);
     Ok(json!({"port": orig as i32, "fields": fields_json(&data, dump::PORT_INFO, hidden)}))
 }
 

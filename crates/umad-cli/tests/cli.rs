@@ -97,13 +97,29 @@ fn exit_codes_as_c() {
     // -t must be a positive integer: C's IBEXIT, 255.
     let out = run(Command::new(umad()).args(["ibnetdiscover", "-t", "0"]));
     assert_eq!(code(&out), 255);
-    // No such CA (and no ibsim): the port can't be opened, 255 as C.
+    // No such CA (and no ibsim): the port can't be opened, 255 and C's texts (libibmad's
+    // and libibnetdisc's warnings on stderr, the IBEXIT on stdout); our reason with -v.
     let out = run(Command::new(umad())
         .args(["ibnetdiscover", "-C", "no-such-ca"])
         .env_remove("UMAD_IBSIM"));
     assert_eq!(code(&out), 255);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("] mad_rpc_open_port: can't open UMAD port (no-such-ca:0)\n"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("./libibnetdisc/ibnetdisc.c:802; can't open MAD port (no-such-ca:0)\n"),
+        "{err}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ibnetdiscover: iberror: failed: discover failed\n\n"
+    );
+    let out = run(Command::new(umad())
+        .args(["ibnetdiscover", "-v", "-C", "no-such-ca"])
+        .env_remove("UMAD_IBSIM"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("can't open port no-such-ca:0"));
-    assert!(out.stdout.is_empty());
     // A missing saved topology is a failure (255), before any discovery.
     let out = run(Command::new(umad()).args(["ibnetdiscover", "--load-cache", "/nonexistent/x"]));
     assert_eq!(code(&out), 255);

@@ -262,10 +262,18 @@ impl Port {
     /// the caller named that is not the one opened is an error rather than silently ignored.
     fn check_ibsim_choice(self, ca: Option<&str>, port: u32) -> Result<Port> {
         let wrong_ca = ca.is_some_and(|c| c != self.ca_name());
-        let wrong_port = port != 0 && port != self.port_num();
+        // libibumad's resolve_ca_port, as the kernel path (Devices::resolve, scan_ports): with
+        // no CA named, a switch is opened at port 0 whatever port was asked; a CA named with a
+        // port is taken as given (and a switch has no umad device for port 1).
+        let switch = self
+            .ca()
+            .is_ok_and(|c| c.node_type == crate::device::NodeType::Switch);
+        let wrong_port = port != 0 && port != self.port_num() && !(switch && ca.is_none());
         if wrong_ca || wrong_port {
             return Err(Error::InvalidArgument(format!(
-                "UMAD_IBSIM is set, so the port is the simulator's ({} port {}, node chosen by                  UMAD_IBSIM_NODE), not CA {} port {port}: name that CA and port (or none),                  or unset UMAD_IBSIM to use the kernel's devices",
+                "UMAD_IBSIM is set, so the port is the simulator's ({} port {}, node chosen by \
+                 UMAD_IBSIM_NODE), not CA {} port {port}: name that CA and port (or none), \
+                 or unset UMAD_IBSIM to use the kernel's devices",
                 self.ca_name(),
                 self.port_num(),
                 ca.unwrap_or("(default)"),

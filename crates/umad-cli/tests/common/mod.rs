@@ -245,6 +245,7 @@ pub fn mask_traffic(text: &str) -> String {
         .collect()
 }
 
+pub mod mcast;
 pub mod sa;
 pub mod smp;
 

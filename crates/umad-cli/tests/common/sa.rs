@@ -59,6 +59,11 @@ impl<'a> DropInSa<'a> {
 
     /// opensm resident on the drop-in, natively at [`Self::sm_node`] (SUBNET UP).
     pub fn start_sm(&self) -> SmDaemon<'a> {
+        self.start_sm_with(&[])
+    }
+
+    /// [`Self::start_sm`] with extra opensm arguments (e.g. `["--lmc", "2"]`).
+    pub fn start_sm_with(&self, args: &[&str]) -> SmDaemon<'a> {
         let sock = self.sim.socket_name().to_string();
         let node = self.sm_node.clone();
         let dir = self.drop_in.clone();
@@ -73,6 +78,7 @@ impl<'a> DropInSa<'a> {
                 Library::DropIn(dir).apply(cmd);
                 Ok(())
             })
+            .args(args)
             .start_daemon()
             .expect("opensm on the drop-in")
     }
