@@ -52,6 +52,15 @@ use ibsim_harness::{
     Ibsim,
 };
 
+/// The drop-in's directory when test `name` can run: ibsim installed (required under CI)
+/// and the drop-in built.
+fn can_run(name: &str) -> Option<PathBuf> {
+    if !require_ibsim(&format!("compat::ibsim_native::{name}")) {
+        return None;
+    }
+    require_drop_in(name)
+}
+
 /// The variables that select ibsim for the drop-in.
 const ENV_SOCKET: &str = "UMAD_IBSIM";
 const ENV_NODE: &str = "UMAD_IBSIM_NODE";
@@ -337,10 +346,7 @@ fn normalise(text: &str) -> String {
 #[test]
 fn enumeration_matches_umad2sim() {
     const NAME: &str = "enumeration_matches_umad2sim";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let bin = compile_c("umad_calls.c", env!("CARGO_TARGET_TMPDIR")).expect("umad_calls");
@@ -409,10 +415,7 @@ fn enumeration_matches_umad2sim() {
 #[test]
 fn ibstat_matches_umad2sim() {
     const NAME: &str = "ibstat_matches_umad2sim";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let sim = Ibsim::start(example_fabric()).expect("ibsim");
@@ -466,10 +469,7 @@ fn ibstat_matches_umad2sim() {
 #[test]
 fn opensm_on_the_drop_in_serves_the_example_fabric() {
     const NAME: &str = "opensm_on_the_drop_in_serves_the_example_fabric";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let sim = Ibsim::start(example_fabric()).expect("ibsim");
@@ -544,10 +544,7 @@ fn opensm_on_the_drop_in_serves_the_example_fabric() {
 #[test]
 fn opensm_on_the_drop_in_brings_up_fattree_1008() {
     const NAME: &str = "opensm_on_the_drop_in_brings_up_fattree_1008";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let sim = Ibsim::start(fattree()).expect("ibsim");
@@ -745,10 +742,7 @@ fn serve_fabric<'a>(
 /// queries on the system library under umad2sim against opensm on the system library: each
 /// table cut to what one 256-byte MAD carries (ibsim's packet size; see rmpp.md).
 fn check_saquery_tables(name: &str, fabric: &Fabric) {
-    if !require_ibsim(&format!("compat::ibsim_native::{name}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(name) else {
+    let Some(dir) = can_run(name) else {
         return;
     };
     let mut report = String::new();
@@ -859,10 +853,7 @@ enum LossyRun {
 /// topology implies (a sweep under loss could drop nodes whose SMPs are lost). Without loss
 /// again, every table is whole at once. Prints how many came whole.
 fn check_saquery_under_loss(name: &str, fabric: &Fabric, runs: usize, min_whole: usize) {
-    if !require_ibsim(&format!("compat::ibsim_native::{name}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(name) else {
+    let Some(dir) = can_run(name) else {
         return;
     };
     let sim = Ibsim::builder(&fabric.net)
@@ -985,10 +976,7 @@ fn saquery_under_loss_is_whole_or_fails_on_fattree_1008() {
 #[test]
 fn rust_get_table_returns_every_node_record() {
     const NAME: &str = "rust_get_table_returns_every_node_record";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let mut report = String::new();
@@ -1129,10 +1117,7 @@ fn host_and_domain() -> String {
 #[test]
 fn ibping_and_ibsysstat_servers_answer_on_the_drop_in() {
     const NAME: &str = "ibping_and_ibsysstat_servers_answer_on_the_drop_in";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let sim = Ibsim::start(example_fabric()).expect("ibsim");
@@ -1245,10 +1230,7 @@ fn ibping_and_ibsysstat_servers_answer_on_the_drop_in() {
 #[test]
 fn osmtest_passes_against_opensm_on_the_drop_in() {
     const NAME: &str = "osmtest_passes_against_opensm_on_the_drop_in";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let sim = Ibsim::start(example_fabric()).expect("ibsim");
@@ -1288,10 +1270,7 @@ fn osmtest_passes_against_opensm_on_the_drop_in() {
 #[test]
 fn a_standby_sm_takes_over_on_the_drop_in() {
     const NAME: &str = "a_standby_sm_takes_over_on_the_drop_in";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let sim = Ibsim::start(example_fabric()).expect("ibsim");
@@ -1367,10 +1346,7 @@ fn a_standby_sm_takes_over_on_the_drop_in() {
 #[test]
 fn opensm_on_the_drop_in_sweeps_on_a_link_trap() {
     const NAME: &str = "opensm_on_the_drop_in_sweeps_on_a_link_trap";
-    if !require_ibsim(&format!("compat::ibsim_native::{NAME}")) {
-        return;
-    }
-    let Some(dir) = require_drop_in(NAME) else {
+    let Some(dir) = can_run(NAME) else {
         return;
     };
     let sim = Ibsim::builder(example_fabric())
