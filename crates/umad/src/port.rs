@@ -265,10 +265,12 @@ impl Port {
         // libibumad's resolve_ca_port, as the kernel path (Devices::resolve, scan_ports): with
         // no CA named, a switch is opened at port 0 whatever port was asked; a CA named with a
         // port is taken as given (and a switch has no umad device for port 1).
-        let switch = self
-            .ca()
-            .is_ok_and(|c| c.node_type == crate::device::NodeType::Switch);
-        let wrong_port = port != 0 && port != self.port_num() && !(switch && ca.is_none());
+        // (Asked only when the port differs: describing the CA costs ibsim round trips.)
+        let switch = || {
+            self.ca()
+                .is_ok_and(|c| c.node_type == crate::device::NodeType::Switch)
+        };
+        let wrong_port = port != 0 && port != self.port_num() && !(ca.is_none() && switch());
         if wrong_ca || wrong_port {
             return Err(Error::InvalidArgument(format!(
                 "UMAD_IBSIM is set, so the port is the simulator's ({} port {}, node chosen by \
