@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
         e.on_timer(now);
         let _ = e.take_outbox();
         if e.ready().len() > 32 {
-            e.ready().clear();
+            while e.pop_ready().is_some() {}
         }
     }
     e.on_timer(now + Duration::from_secs(120));
