@@ -130,7 +130,7 @@ pub fn run() -> Result<(), String> {
 
 /// `$CARGO_TARGET_DIR` (relative to the current directory, as cargo reads it) or
 /// `<workspace>/target`.
-fn target_dir(root: &Path) -> Result<PathBuf, String> {
+pub(crate) fn target_dir(root: &Path) -> Result<PathBuf, String> {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => {
             let dir = PathBuf::from(dir);

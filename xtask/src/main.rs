@@ -9,10 +9,12 @@ mod capture;
 mod demo;
 mod fattree;
 mod fuzz;
+mod initramfs;
 mod libibumad;
 mod package;
 mod packages;
 mod raw_smps;
+mod realkernel;
 mod stats;
 mod testrun;
 
@@ -71,6 +73,12 @@ commands:
         transport; or UMAD_BIN=<umad>) vs the C tools under umad2sim on fabrics/fattree-1008.net
         (1052 nodes): checked identical, then N interleaved rounds (default 9, at least 7),
         medians, umad ÷ C per tool (goal <= 0.25). Re-runs itself as an optimized build
+  realkernel [--tests FILTER] [--timeout SECS] [--kernel-pkg PKG]
+        boot a stock Debian kernel (downloaded and unpacked into target/realkernel, never
+        installed) in QEMU (TCG) with ib_umad and two Soft-RoCE ports, and run the tests gated
+        on that guest there: umad's kernel transport (realkernel::) and the drop-in's C
+        differential tests (crates/compat/tests/realkernel.rs). Installs qemu-system-x86,
+        busybox-static and iproute2 as root, else names the command. Part of `test`
   package [CARGO_PACKAGE_ARGS...]
         check the crates.io metadata of every publishable workspace member (publish not
         false), then `cargo package` them together, verified (e.g. `-- --allow-dirty`)
@@ -103,6 +111,7 @@ fn main() -> ExitCode {
         "bench-discover" => bench_discover::run(rest),
         "bench-diags" => bench_diags::run(rest),
         bench_roundtrip::CHILD_COMMAND => bench_roundtrip::child(rest),
+        "realkernel" => realkernel::parse_opts(rest).and_then(|o| realkernel::run(&o)),
         "package" => package::run(rest),
         "msrv" => package::msrv(rest),
         "help" | "-h" | "--help" => {

@@ -60,7 +60,7 @@ fn plan(missing: Vec<&'static str>, root: bool, command: &str) -> Plan {
 }
 
 /// Runs `apt-get ARGS` non-interactively; `Err` unless it succeeds.
-fn apt(args: &[&str]) -> Result<(), String> {
+pub(crate) fn apt(args: &[&str]) -> Result<(), String> {
     let mut cmd = Command::new("apt-get");
     cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
     match cmd.status() {
@@ -71,7 +71,7 @@ fn apt(args: &[&str]) -> Result<(), String> {
 }
 
 /// Effective uid 0, from `/proc/self/status` (xtask has no libc dependency).
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -102,6 +102,15 @@ pub fn test(opts: &TestOpts) -> Result<(), String> {
         required,
         opts.min_ibsim_tests,
     );
+    // The kernel transport and the drop-in on a real kernel, in a QEMU guest (a NOT RUN line
+    // where QEMU cannot be installed, except under CI).
+    println!("\nxtask: ==> the real-kernel guest (cargo xtask realkernel)");
+    let verdict = match (verdict, crate::realkernel::run_in_test()) {
+        (Ok(w), Ok(())) => Ok(w),
+        (Ok(_), Err(e)) => Err(format!("realkernel: {e}")),
+        (Err(e), Ok(())) => Err(e),
+        (Err(e), Err(k)) => Err(format!("{e}; realkernel: {k}")),
+    };
     match &verdict {
         Ok(warning) => {
             if let Some(w) = warning {

@@ -23,6 +23,9 @@ pub enum Need {
     /// What `cargo xtask test` needs on top of [`Need::Ibsim`]: a C compiler with the libc,
     /// kernel and libibumad headers, readelf and valgrind.
     Test,
+    /// The real-kernel guest (`cargo xtask realkernel`): QEMU, a static busybox for the
+    /// guest's userland, iproute2's `ip` and `rdma`.
+    RealKernel,
 }
 
 /// One line of the package list.
@@ -110,7 +113,13 @@ fn parse(text: &'static str) -> Result<Vec<Package>, String> {
         let need = match words.next() {
             Some("ibsim") => Need::Ibsim,
             Some("test") => Need::Test,
-            other => return Err(format!("{}: need `ibsim` or `test`, got {other:?}", at())),
+            Some("realkernel") => Need::RealKernel,
+            other => {
+                return Err(format!(
+                    "{}: need `ibsim`, `test` or `realkernel`, got {other:?}",
+                    at()
+                ))
+            }
         };
         let checks = words
             .map(|w| match w.split_once(':') {

@@ -1,16 +1,26 @@
 //! An in-memory [`Transport`] for unit tests: answers requests after a delay, loses some
 //! (with or without a timeout report), injects unsolicited MADs, and counts what is in
 //! flight (in all and per destination LID) so tests can check windows independently.
+//!
+//! Where it models the kernel's `ib_umad`, it does what a real kernel was seen doing in the
+//! guest of `cargo xtask realkernel` (each point has a test in [`crate::realkernel`] that runs
+//! on both): agent ids are the lowest free slot of 32, and a 33rd registration fails; an
+//! unknown agent cannot be unregistered or send; RMPP on a class without RMPP and (on a port
+//! without QP0, as RoCE) SMP classes are refused; the TID's upper 32 bits are a per-agent
+//! value from a counter shared by every registration (the kernel's `hi_tid`); a second
+//! request with the TID of one still in flight from the same agent is refused (`EINVAL`); a
+//! timeout report is the request's 24-byte common header.
 
 #![allow(dead_code)]
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::os::unix::io::RawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::abi::MAX_AGENTS;
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
 use crate::device::Ca;
@@ -22,9 +32,12 @@ pub(crate) const GET: u8 = 0x01;
 pub(crate) const TRAP: u8 = 0x05;
 /// TIDs (low 32 bits) from here up are the fake's unsolicited MADs; tests use smaller ones.
 pub(crate) const UNSOLICITED: u32 = 0xf000_0000;
-/// What the fake puts in TID bits 32..63 of what it sends (the transport owns them), ORed
-/// with the agent id.
-pub(crate) const FAKE_HI: u32 = 0xabcd_0000;
+/// The next agent's TID upper half: one counter for every registration of every fake, as the
+/// kernel's `ib_mad_client_id` is one counter for every agent of the machine.
+static NEXT_HI_TID: AtomicU32 = AtomicU32::new(0x100);
+
+/// The length of a timeout report's MAD: the kernel copies only the request's common header.
+pub(crate) const REPORT_LEN: usize = 24;
 
 /// What becomes of a request the fake loses.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,6 +63,8 @@ pub(crate) struct Behaviour {
     /// After every `unsolicited_every`-th request (0: never) the fake also delivers an
     /// unsolicited Trap to the sending agent.
     pub(crate) unsolicited_every: u64,
+    /// The port has no QP0 (RoCE): SMP classes cannot be registered (`EPROTONOSUPPORT`).
+    pub(crate) no_qp0: bool,
 }
 
 impl Default for Behaviour {
@@ -60,6 +75,7 @@ impl Default for Behaviour {
             lose_every: 0,
             loss: Loss::Report,
             unsolicited_every: 0,
+            no_qp0: false,
         }
     }
 }
@@ -74,7 +90,11 @@ pub(crate) struct FakeState {
     pub(crate) sent: u64,
     /// Unsolicited MADs delivered so far.
     pub(crate) unsolicited: u32,
-    pub(crate) next_agent: u32,
+    /// Registered agents: id → (what was registered, the TID's upper 32 bits it sends with).
+    pub(crate) agents: BTreeMap<AgentId, (AgentSpec, u32)>,
+    /// Requests in flight, by agent and whole TID, until their response or report is taken
+    /// (or their timeout budget passed): the kernel refuses a second one with the same TID.
+    pub(crate) in_flight: HashMap<(AgentId, u64), Instant>,
     /// Requests sent and not yet answered (delivered response or report), in all and per
     /// destination LID, and the most there ever were.
     pub(crate) outstanding: usize,
@@ -140,6 +160,16 @@ impl Fake {
     pub(crate) fn sent(&self) -> u64 {
         self.state().sent
     }
+
+    /// The TID upper half of `agent`'s requests (what the kernel's `hi_tid` is for it).
+    pub(crate) fn hi_tid(&self, agent: AgentId) -> u32 {
+        self.state().agents.get(&agent).map_or(0, |a| a.1)
+    }
+
+    /// The kernel's bare errno (`_why` says which of its checks this is).
+    fn errno(_why: &str, code: i32) -> std::io::Error {
+        std::io::Error::from_raw_os_error(code)
+    }
 }
 
 /// The fake as the port's transport (tests keep another handle to inspect and inject).
@@ -158,20 +188,73 @@ impl Transport for Arc<Fake> {
         ))
     }
 
-    fn register(&self, _spec: &AgentSpec) -> Result<AgentId> {
+    fn register(&self, spec: &AgentSpec) -> Result<AgentId> {
+        spec.validate()?;
+        let refuse = |code, what: &str| Error::Register {
+            ca: "fake0".into(),
+            port: 1,
+            class: spec.class,
+            version: spec.class_version,
+            source: Fake::errno(what, code),
+        };
+        if spec.qpn() == 0 && self.b.no_qp0 {
+            return Err(refuse(libc::EPROTONOSUPPORT, "this port has no QP0"));
+        }
+        if spec.rmpp_version != 0 && !ibmad::is_rmpp_class(spec.class) {
+            return Err(refuse(libc::EINVAL, "RMPP on a class without RMPP"));
+        }
         let mut st = self.state();
-        st.next_agent += 1;
-        Ok(st.next_agent)
+        let Some(id) = (0..MAX_AGENTS as AgentId).find(|id| !st.agents.contains_key(id)) else {
+            return Err(Error::TooManyAgents {
+                ca: "fake0".into(),
+                port: 1,
+                max: MAX_AGENTS,
+            });
+        };
+        let hi = NEXT_HI_TID.fetch_add(1, Ordering::Relaxed);
+        st.agents.insert(id, (*spec, hi));
+        Ok(id)
     }
 
-    fn unregister(&self, _agent: AgentId) -> Result<()> {
+    fn unregister(&self, agent: AgentId) -> Result<()> {
+        let mut st = self.state();
+        if st.agents.remove(&agent).is_none() {
+            return Err(Error::BadAgent {
+                ca: "fake0".into(),
+                port: 1,
+                agent,
+            });
+        }
+        st.in_flight.retain(|(a, _), _| *a != agent);
         Ok(())
     }
 
     fn send(&self, out: &Outgoing<'_>) -> Result<()> {
         let mut st = self.state();
+        let Some(&(spec, hi)) = st.agents.get(&out.agent) else {
+            return Err(Error::BadAgent {
+                ca: "fake0".into(),
+                port: 1,
+                agent: out.agent,
+            });
+        };
+        spec.check_send(out.mad)?;
         if ibmad::Mad::new_unchecked(out.mad).is_response_mad() || out.timeout_ms == 0 {
             return Ok(());
+        }
+        let now = Instant::now();
+        let low = u32::from_be_bytes([out.mad[12], out.mad[13], out.mad[14], out.mad[15]]);
+        let key = (out.agent, (u64::from(hi) << 32) | u64::from(low));
+        st.in_flight.retain(|_, until| *until > now);
+        let budget =
+            Duration::from_millis(u64::from(out.timeout_ms) * (u64::from(out.retries) + 1));
+        if st.in_flight.insert(key, now + budget).is_some() {
+            return Err(Error::Send {
+                ca: "fake0".into(),
+                port: 1,
+                agent: out.agent,
+                source: Fake::errno("a request with this TID is in flight", libc::EINVAL),
+            });
         }
         st.sent += 1;
         let n = st.sent;
@@ -181,12 +264,9 @@ impl Transport for Arc<Fake> {
         *to += 1;
         let to = *to;
         st.max_outstanding_to = st.max_outstanding_to.max(to);
-        let now = Instant::now();
         let mut mad = out.mad.to_vec();
-        mad[8..12].copy_from_slice(&(FAKE_HI | out.agent).to_be_bytes());
+        mad[8..12].copy_from_slice(&hi.to_be_bytes());
         let lost = self.b.lose_every != 0 && n % self.b.lose_every == 0;
-        let budget =
-            Duration::from_millis(u64::from(out.timeout_ms) * (u64::from(out.retries) + 1));
         let reply = |mad: Vec<u8>, status| Received {
             agent: out.agent,
             status,
@@ -200,7 +280,10 @@ impl Transport for Arc<Fake> {
                 let at = now + self.b.delay + self.b.jitter * (n % 4) as u32;
                 Fake::push(&mut st, at, reply(response, 0));
             }
-            (true, Loss::Report) => Fake::push(&mut st, now + budget, reply(mad, STATUS_TIMEOUT)),
+            (true, Loss::Report) => {
+                mad.truncate(REPORT_LEN);
+                Fake::push(&mut st, now + budget, reply(mad, STATUS_TIMEOUT))
+            }
             (true, Loss::Silent) => {}
             (true, Loss::Late(d)) => Fake::push(&mut st, now + d, reply(response, 0)),
         }
@@ -241,6 +324,8 @@ impl Transport for Arc<Fake> {
                 let r = st.msgs.remove(&seq);
                 if let Some(r) = &r {
                     let tid = u32::from_be_bytes([r.mad[12], r.mad[13], r.mad[14], r.mad[15]]);
+                    let whole = u64::from_be_bytes(r.mad[8..16].try_into().unwrap_or_default());
+                    st.in_flight.remove(&(r.agent, whole));
                     if tid < UNSOLICITED {
                         st.outstanding = st.outstanding.saturating_sub(1);
                         if let Some(n) = st.outstanding_to.get_mut(&r.addr.lid) {

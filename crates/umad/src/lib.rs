@@ -23,6 +23,8 @@ mod hash;
 pub mod layer;
 pub mod port;
 pub mod raw;
+#[cfg(test)]
+mod realkernel;
 pub mod rpc;
 mod sys;
 mod sysfs;
