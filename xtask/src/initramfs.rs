@@ -169,8 +169,7 @@ impl Initramfs {
 
     /// Writes the archive (uncompressed `newc`) to `out`.
     pub fn write(&self, out: &mut impl Write) -> io::Result<()> {
-        let mut ino = 1u32;
-        for (name, entry) in &self.entries {
+        for (ino, (name, entry)) in (1u32..).zip(&self.entries) {
             match entry {
                 Entry::Dir => header(out, ino, 0o040_755, 2, 0, name)?,
                 Entry::Symlink(target) => {
@@ -203,7 +202,6 @@ impl Initramfs {
                     pad(out, len)?;
                 }
             }
-            ino += 1;
         }
         header(out, 0, 0, 1, 0, "TRAILER!!!")
     }

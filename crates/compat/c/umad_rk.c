@@ -911,7 +911,7 @@ static void sec_refusals(void)
 	mad_hdr(m, 0x09, 1, M_GET, 0x6002, 0x0010);
 	t = now();
 	RCALL(r, umad_send(fd, id, req, MAD_LEN, 1000, 0),
-	      "umad_send(fd, id, req (GID fe80::ff:fe00:1234), 256, 1000, 0)");
+	      "umad_send(fd, %d, req (GID fe80::ff:fe00:1234), 256, 1000, 0)", id);
 	e = last_errno;
 	t = now() - t;
 	check(r < 0 && e == ETIMEDOUT, "unreachable GID: rc=%d errno=%d", r, e);

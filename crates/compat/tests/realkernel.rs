@@ -95,7 +95,16 @@ fn umad_rk_gsi_checks_match() {
         &lib,
     )
     .unwrap();
-    if let Err(report) = d.check(&["checks: * passed, 0 failed"], &[]) {
+    for t in [&d.system, &d.ours] {
+        let last = t.text.lines().find(|l| l.starts_with("checks: "));
+        assert!(
+            last.is_some_and(|l| l.ends_with(" passed, 0 failed")),
+            "{}: {last:?}\n{}",
+            t.library.label(),
+            t.text
+        );
+    }
+    if let Err(report) = d.check(&[], &[]) {
         panic!(
             "{report}\n--- system ---\n{}\n--- ours ---\n{}",
             d.system.text, d.ours.text
@@ -145,8 +154,9 @@ fn ibstat_matches_c_on_roce() {
         if args == ["nosuchca"] {
             assert!(!c.status.success());
         } else {
+            let text = String::from_utf8_lossy(&c.stdout);
             assert!(
-                String::from_utf8_lossy(&c.stdout).contains("rxe"),
+                text.contains("rxe") || text.starts_with("0x"),
                 "{}",
                 show(&c)
             );

@@ -543,10 +543,11 @@ fn release_ca(ca: &mut umad_ca_t) {
     }
 }
 
-/// An optional sysfs string (`fw_ver`, `hw_rev`, `hca_type`) as C stores it: the value read,
-/// or — the core's `""` for an unreadable file — only the first byte cleared.
-fn put_optional_text<const N: usize>(dst: &mut [c_char; N], text: &str) {
-    if text.is_empty() {
+/// An optional sysfs string (`fw_ver`, `hw_rev`, `hca_type`) as C stores it: the value read
+/// (an empty file too: Soft-RoCE's `fw_ver`), or for an unreadable file only the first byte
+/// cleared.
+fn put_optional_text<const N: usize>(dst: &mut [c_char; N], dev: &Ca, file: &str, text: &str) {
+    if dev.unreadable.contains(&file) {
         put_text(dst, b"");
     } else {
         put_sysfs_text(dst, text.as_bytes());
@@ -556,9 +557,9 @@ fn put_optional_text<const N: usize>(dst: &mut [c_char; N], text: &str) {
 /// Fills `dst` like libibumad's `get_ca` (after `ca_name`, `numports` and `ports` were reset).
 fn fill_ca(dst: &mut umad_ca_t, dev: &Ca) -> c_int {
     dst.node_type = dev.node_type.code();
-    put_optional_text(&mut dst.fw_ver, &dev.fw_ver);
-    put_optional_text(&mut dst.hw_ver, &dev.hw_ver);
-    put_optional_text(&mut dst.ca_type, &dev.ca_type);
+    put_optional_text(&mut dst.fw_ver, dev, "fw_ver", &dev.fw_ver);
+    put_optional_text(&mut dst.hw_ver, dev, "hw_rev", &dev.hw_ver);
+    put_optional_text(&mut dst.ca_type, dev, "hca_type", &dev.ca_type);
     dst.node_guid = dev.node_guid.to_be();
     dst.system_guid = dev.system_guid.to_be();
     for p in &dev.ports {

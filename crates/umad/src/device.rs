@@ -215,6 +215,10 @@ pub struct Ca {
     pub system_guid: u64,
     /// The ports, sorted by port number; any count.
     pub ports: Vec<PortAttrs>,
+    /// Which of the optional files (`fw_ver`, `hw_rev`, `hca_type`) could not be read: their
+    /// text is then empty, as it is for a file that is there but empty (Soft-RoCE's
+    /// `fw_ver`). libibumad stores the two cases differently, which the drop-in repeats.
+    pub unreadable: Vec<&'static str>,
 }
 
 impl Ca {
@@ -784,8 +788,12 @@ impl Devices {
             Ok(t) => NodeType::from(t),
             Err(e) => return Err(self.missing_ca_or(name, e)),
         };
-        let optional = |file: &str| {
-            sysfs::read_string(&dir.join(file), sysfs::STRING_MAX_READ).unwrap_or_default()
+        let mut unreadable = Vec::new();
+        let mut optional = |file: &'static str| {
+            sysfs::read_string(&dir.join(file), sysfs::STRING_MAX_READ).unwrap_or_else(|_| {
+                unreadable.push(file);
+                String::new()
+            })
         };
         let fw_ver = optional("fw_ver");
         let hw_ver = optional("hw_rev");
@@ -823,6 +831,7 @@ impl Devices {
             node_guid,
             system_guid,
             ports,
+            unreadable,
         })
     }
 

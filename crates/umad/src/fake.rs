@@ -6,7 +6,8 @@
 //! guest of `cargo xtask realkernel` (each point has a test in [`crate::realkernel`] that runs
 //! on both): agent ids are the lowest free slot of 32, and a 33rd registration fails; an
 //! unknown agent cannot be unregistered or send; RMPP on a class without RMPP and (on a port
-//! without QP0, as RoCE) SMP classes are refused; the TID's upper 32 bits are a per-agent
+//! without QP0, as RoCE) SMP classes are refused, and so is a method another agent of the
+//! same class and version has; the TID's upper 32 bits are a per-agent
 //! value from a counter shared by every registration (the kernel's `hi_tid`); a second
 //! request with the TID of one still in flight from the same agent is refused (`EINVAL`); a
 //! timeout report is the request's 24-byte common header.
@@ -204,6 +205,13 @@ impl Transport for Arc<Fake> {
             return Err(refuse(libc::EINVAL, "RMPP on a class without RMPP"));
         }
         let mut st = self.state();
+        let taken = st.agents.values().any(|(a, _)| {
+            (a.class, a.class_version) == (spec.class, spec.class_version)
+                && a.methods.overlaps(&spec.methods)
+        });
+        if taken {
+            return Err(refuse(libc::EINVAL, "a method is already in use"));
+        }
         let Some(id) = (0..MAX_AGENTS as AgentId).find(|id| !st.agents.contains_key(id)) else {
             return Err(Error::TooManyAgents {
                 ca: "fake0".into(),

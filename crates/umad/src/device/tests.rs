@@ -319,6 +319,7 @@ fn ca_of(node_type: NodeType, ports: Vec<PortAttrs>) -> Ca {
         node_guid: 1,
         system_guid: 1,
         ports,
+        unreadable: Vec::new(),
     }
 }
 

@@ -424,6 +424,7 @@ impl Carrier for IbsimCarrier {
             node_guid: ni.node_guid,
             system_guid: ni.system_image_guid,
             ports: vec![port],
+            unreadable: Vec::new(),
         })
     }
 
