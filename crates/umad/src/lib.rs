@@ -23,7 +23,10 @@ mod hash;
 pub mod layer;
 pub mod port;
 pub mod raw;
+// The kernel transport on a real kernel (the guest of `cargo xtask realkernel`); test-only,
+// so it lives in a `tests.rs` like the other fixture code.
 #[cfg(test)]
+#[path = "realkernel/tests.rs"]
 mod realkernel;
 pub mod rpc;
 mod sys;
