@@ -154,6 +154,12 @@ mod tests {
             .collect();
         assert_eq!(ibsim, ["ibsim-utils", "opensm", "infiniband-diags"]);
         assert!(all.iter().any(|p| p.name == "libibumad-dev"));
+        let guest: Vec<&str> = all
+            .iter()
+            .filter(|p| p.need == Need::RealKernel)
+            .map(Package::name)
+            .collect();
+        assert_eq!(guest, ["qemu-system-x86", "busybox-static", "iproute2"]);
         assert_eq!(
             install_hint(),
             "apt-get install -y ibsim-utils opensm infiniband-diags"
