@@ -104,13 +104,7 @@ pub fn run_in_test() -> Result<(), String> {
         println!("\nxtask: realkernel: NOT RUN: {msg}");
         return Ok(());
     }
-    run(&Opts {
-        filter: None,
-        timeout: Duration::from_secs(900),
-        kernel_pkg: std::env::var("RK_KERNEL_PKG")
-            .ok()
-            .filter(|p| !p.is_empty()),
-    })
+    run(&parse_opts(&[])?)
 }
 
 /// The cached guest kernel: `vmlinuz` and the modules of [`MODULES`].

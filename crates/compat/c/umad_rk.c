@@ -280,6 +280,19 @@ static int port_gid(const char *ca, struct gid *g)
 	return r;
 }
 
+/* Opens port 1 of both CAs and reads the GIDs asked for (g0 may be NULL): the start of every
+ * two-port section. 0 when all of it worked. */
+static int open_peers(int *fd0, int *fd1, struct gid *g0, struct gid *g1)
+{
+	*fd0 = open_port(CA0);
+	*fd1 = open_port(CA1);
+	if (*fd0 < 0 || *fd1 < 0)
+		return -1;
+	if (g0 && port_gid(CA0, g0))
+		return -1;
+	return port_gid(CA1, g1);
+}
+
 static int same_gid(const ib_mad_addr_t *a, const struct gid *g)
 {
 	return !memcmp(a->gid, &g->prefix, 8) && !memcmp(a->gid + 8, &g->guid, 8);
@@ -455,9 +468,7 @@ static void sec_gsi(void)
 	uint8_t *req = NULL, *in = NULL, *resp = NULL, *back = NULL, *m;
 	uint32_t hi = 0;
 
-	fd0 = open_port(CA0);
-	fd1 = open_port(CA1);
-	if (fd0 < 0 || fd1 < 0 || port_gid(CA0, &g0) || port_gid(CA1, &g1))
+	if (open_peers(&fd0, &fd1, &g0, &g1))
 		goto out;
 
 	set_mask(mask, M_GET);
@@ -621,9 +632,7 @@ static void sec_rmpp(void)
 	int fd0, fd1, id0 = -1, id1 = -1;
 
 	memcpy(oui, OUI, 3);
-	fd0 = open_port(CA0);
-	fd1 = open_port(CA1);
-	if (fd0 < 0 || fd1 < 0 || port_gid(CA1, &g1))
+	if (open_peers(&fd0, &fd1, NULL, &g1))
 		goto out;
 	set_mask(mask, M_GET);
 	set_mask(mask, M_SET);
@@ -659,9 +668,7 @@ static void sec_satable(void)
 	uint8_t *req = NULL, *in = NULL, *resp = NULL, *back = NULL, *m;
 	uint32_t hi = 0;
 
-	fd0 = open_port(CA0);
-	fd1 = open_port(CA1);
-	if (fd0 < 0 || fd1 < 0 || port_gid(CA0, &g0) || port_gid(CA1, &g1))
+	if (open_peers(&fd0, &fd1, &g0, &g1))
 		goto out;
 	set_mask(mask, M_GETTABLE);
 	RCALL(id1, umad_register(fd1, 0x03, 2, 1, mask),
@@ -771,9 +778,7 @@ static void sec_unserved(void)
 	double t;
 
 	/* rxe1 is open but has no agent at all. */
-	fd0 = open_port(CA0);
-	fd1 = open_port(CA1);
-	if (fd0 < 0 || fd1 < 0 || port_gid(CA1, &g1))
+	if (open_peers(&fd0, &fd1, NULL, &g1))
 		goto out;
 	RCALL(ida, umad_register(fd0, 0x0a, 1, 0, NULL), "%s umad_register(fd, 0x0a, 1, 0, NULL)",
 	      CA0);
@@ -950,9 +955,7 @@ static void sec_userrmpp(void)
 	double t;
 
 	memcpy(oui, OUI, 3);
-	fd0 = open_port(CA0);
-	fd1 = open_port(CA1);
-	if (fd0 < 0 || fd1 < 0 || port_gid(CA1, &g1))
+	if (open_peers(&fd0, &fd1, NULL, &g1))
 		goto out;
 	memset(&attr, 0, sizeof(attr));
 	attr.mgmt_class = 0x30;

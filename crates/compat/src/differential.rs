@@ -30,6 +30,27 @@ pub const LIBIBUMAD_DIR_ENV: &str = "UMAD_LIBIBUMAD_DIR";
 pub const SONAME: &str = "libibumad.so.3";
 /// The command that builds the drop-in.
 pub const BUILD_HINT: &str = "run `cargo xtask libibumad` first";
+/// The sections of `c/umad_calls.c` that need neither ibsim nor a HEAD-only function, in an
+/// order where global state carries over (debug level, ABI cache, header layout): run in one
+/// process with no device (`tests/c_differential.rs`) and on a real kernel's RoCE devices
+/// (`tests/realkernel.rs`).
+pub const DEVICE_SECTIONS: &[&str] = &[
+    "debug",
+    "init",
+    "cas",
+    "portguids",
+    "ca",
+    "port",
+    "issm",
+    "devlist",
+    "sort",
+    "open",
+    "addr",
+    "dump",
+    "sendrecv",
+    "register",
+    "str",
+];
 /// Time limit of one test-program run.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 

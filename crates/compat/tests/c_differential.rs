@@ -343,26 +343,7 @@ fn nodev_all_sections_one_process() {
     let Some(dir) = require_drop_in("nodev_all_sections_one_process") else {
         return;
     };
-    let d = nodev_run(
-        &dir,
-        &[
-            "debug",
-            "init",
-            "cas",
-            "portguids",
-            "ca",
-            "port",
-            "issm",
-            "devlist",
-            "sort",
-            "open",
-            "addr",
-            "dump",
-            "sendrecv",
-            "register",
-            "str",
-        ],
-    );
+    let d = nodev_run(&dir, compat::DEVICE_SECTIONS);
     assert_same("nodev_all_sections_one_process", &d, &[], true, &[]);
 }
 

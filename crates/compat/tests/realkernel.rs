@@ -8,7 +8,7 @@
 //! libibumad and on ours; the transcripts must be identical. Then `umad ibstat` against C
 //! `ibstat` on the RoCE ports.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use compat::{require_drop_in, run_differential};
@@ -22,13 +22,8 @@ fn guest(test: &str) -> Option<PathBuf> {
         return None;
     }
     if let Some(path) = std::env::var_os("UMAD_RK_RAN") {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .expect("the guest's ran-file");
-        writeln!(f, "compat::realkernel::{test}").expect("writing the ran-file");
+        ibsim_harness::record_ran(Path::new(&path), &format!("compat::realkernel::{test}"))
+            .expect("writing the guest's ran-file");
     }
     let dir = PathBuf::from(std::env::var_os("UMAD_RK_C_DIR").expect("UMAD_RK_C_DIR in the guest"));
     assert!(dir.is_dir(), "{}: no C programs", dir.display());
@@ -47,27 +42,10 @@ fn umad_calls_device_sections_match() {
         return;
     };
     let lib = drop_in("umad_calls_device_sections_match");
-    let sections = [
-        "debug",
-        "init",
-        "cas",
-        "portguids",
-        "ca",
-        "port",
-        "issm",
-        "devlist",
-        "sort",
-        "open",
-        "addr",
-        "dump",
-        "sendrecv",
-        "register",
-        "str",
-    ];
     let d = run_differential(
         || {
             let mut cmd = Command::new(c.join("umad_calls"));
-            cmd.args(sections).current_dir("/tmp");
+            cmd.args(compat::DEVICE_SECTIONS).current_dir("/tmp");
             cmd
         },
         &lib,

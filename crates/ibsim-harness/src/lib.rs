@@ -699,8 +699,12 @@ fn gate(test: &str, missing: &[&str], required: bool) -> bool {
 }
 
 /// Appends `test` as one line to `path` (one `write` call on an `O_APPEND` file, so parallel
-/// test processes do not interleave).
-fn record_ran(path: &Path, test: &str) -> io::Result<()> {
+/// test processes do not interleave): the ran-files of `cargo xtask test` and of the
+/// real-kernel guest.
+///
+/// # Errors
+/// The file cannot be opened or written.
+pub fn record_ran(path: &Path, test: &str) -> io::Result<()> {
     OpenOptions::new()
         .create(true)
         .append(true)

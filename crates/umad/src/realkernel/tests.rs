@@ -61,13 +61,15 @@ fn guest(test: &str) -> Option<Guest> {
         return None;
     }
     if let Some(path) = std::env::var_os(RAN_ENV) {
+        // One write on an O_APPEND file, as ibsim_harness::record_ran (which unit tests of a
+        // published crate cannot use) writes the other ran-files.
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
+        std::fs::OpenOptions::new()
             .append(true)
             .create(true)
             .open(path)
-            .expect("the guest's ran-file");
-        writeln!(f, "umad::realkernel::{test}").expect("writing the ran-file");
+            .and_then(|mut f| f.write_all(format!("umad::realkernel::{test}\n").as_bytes()))
+            .expect("writing the guest's ran-file");
     }
     let devices = Devices::new();
     let mut gids = [[0u8; 16]; 2];
@@ -85,6 +87,12 @@ impl Guest {
     fn open(&self, i: usize) -> Port {
         Port::open_kernel(&self.devices, Some(NAMES[i]), 1)
             .unwrap_or_else(|e| panic!("opening {} port 1: {e}", NAMES[i]))
+    }
+
+    /// A [`Responder`] on rxe1 answering Gets of [`VENDOR1`] (version 1).
+    fn get_responder(&self) -> Responder {
+        let spec = AgentSpec::new(VENDOR1, 1).methods(MethodMask::of(&[GET]));
+        Responder::spawn(self.open(1), spec, 0)
     }
 
     /// QP1 of port `i`, addressed by its GID (RoCE needs a GRH).
@@ -431,11 +439,7 @@ fn timeout_report_kernel() {
     let Some(g) = guest("timeout_report_kernel") else {
         return;
     };
-    let responder = Responder::spawn(
-        g.open(1),
-        AgentSpec::new(VENDOR1, 1).methods(MethodMask::of(&[GET])),
-        0,
-    );
+    let responder = g.get_responder();
     check_timeout_report(&g.open(0), VENDOR1, 1, GET, &g.addr(1));
     // A GetTable to a class nobody serves is not answered either (the kernel answers only Get
     // and Set itself, see `unserved_get_is_answered_by_the_kernel`).
@@ -453,11 +457,7 @@ fn tid_high_bits_kernel() {
     let Some(g) = guest("tid_high_bits_kernel") else {
         return;
     };
-    let responder = Responder::spawn(
-        g.open(1),
-        AgentSpec::new(VENDOR1, 1).methods(MethodMask::of(&[GET])),
-        0,
-    );
+    let responder = g.get_responder();
     check_tid_high_bits(&g.open(0), VENDOR1, &g.addr(1));
     assert!(responder.stop() >= 4);
 }
@@ -675,11 +675,7 @@ fn transact_and_rpc_round_trips() {
     let Some(g) = guest("transact_and_rpc_round_trips") else {
         return;
     };
-    let responder = Responder::spawn(
-        g.open(1),
-        AgentSpec::new(VENDOR1, 1).methods(MethodMask::of(&[GET])),
-        0,
-    );
+    let responder = g.get_responder();
     let port = Arc::new(g.open(0));
     let agent = port.register(&AgentSpec::new(VENDOR1, 1)).unwrap();
     for i in 0..50u32 {
@@ -910,11 +906,7 @@ fn reregister_10000_times() {
     let Some(g) = guest("reregister_10000_times") else {
         return;
     };
-    let responder = Responder::spawn(
-        g.open(1),
-        AgentSpec::new(VENDOR1, 1).methods(MethodMask::of(&[GET])),
-        0,
-    );
+    let responder = g.get_responder();
     let port = g.open(0);
     let keep = port.register(&AgentSpec::new(VENDOR1, 1)).unwrap();
     for i in 0..10_000 {
@@ -941,11 +933,7 @@ fn eight_threads_on_one_port() {
     let Some(g) = guest("eight_threads_on_one_port") else {
         return;
     };
-    let responder = Responder::spawn(
-        g.open(1),
-        AgentSpec::new(VENDOR1, 1).methods(MethodMask::of(&[GET])),
-        0,
-    );
+    let responder = g.get_responder();
     let port = g.open(0);
     let agents = [
         port.register(&AgentSpec::new(VENDOR1, 1)).unwrap(),
@@ -983,11 +971,7 @@ fn a_blocking_write_stalls_nothing_of_ours() {
     let Some(g) = guest("a_blocking_write_stalls_nothing_of_ours") else {
         return;
     };
-    let responder = Responder::spawn(
-        g.open(1),
-        AgentSpec::new(VENDOR1, 1).methods(MethodMask::of(&[GET])),
-        0,
-    );
+    let responder = g.get_responder();
     let port = g.open(0);
     let other = g.open(0);
     let agent = port.register(&AgentSpec::new(VENDOR1, 1)).unwrap();
