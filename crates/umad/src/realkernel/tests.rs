@@ -703,8 +703,8 @@ fn transact_and_rpc_round_trips() {
 
 /// RMPP through the kernel both ways, 1 segment to 1 MiB: rxe0 sends a Set of N bytes to
 /// rxe1 and rxe1 one to rxe0, each received whole, each byte checked, with the kernel's
-/// reassembled RMPP header. (A request answered by a multi-segment RMPP *response* is
-/// `sa_get_table_through_kernel_rmpp`.)
+/// reassembled RMPP header. (Requests answered by RMPP responses:
+/// `rmpp_responses_need_the_method_of_their_acks`.)
 #[test]
 fn rmpp_both_ways_1_segment_to_1_mib() {
     let Some(g) = guest("rmpp_both_ways_1_segment_to_1_mib") else {
@@ -757,6 +757,70 @@ fn rmpp_both_ways_1_segment_to_1_mib() {
                 rmpp.payload_length() as usize,
                 data + 4 * segments,
                 "{what}: the kernel counts the 4 reserved/OUI bytes of each segment"
+            );
+        }
+    }
+}
+
+/// Requests answered by RMPP responses of the same size, 1 segment to 1 MiB, through
+/// `Port::transact`. The kernel ACKs a response's segments with the response bit of the
+/// method cleared (`format_ack`), and routes those ACKs as requests: by class and method. So
+/// the agent that answers a Set with a multi-segment GetResp must be registered for Get too —
+/// without it the ACKs find no agent, the response's transfer times out (the responder gets a
+/// status-110 report) and so does the request. One segment needs no ACK.
+#[test]
+fn rmpp_responses_need_the_method_of_their_acks() {
+    let Some(g) = guest("rmpp_responses_need_the_method_of_their_acks") else {
+        return;
+    };
+    let spec = AgentSpec::new(VENDOR2, 1).oui(OUI).rmpp_version(1);
+    let responder = Responder::spawn(g.open(1), spec.methods(MethodMask::of(&[GET, SET])), 0);
+    let port = g.open(0);
+    let agent = port.register(&spec).unwrap();
+    let sizes = [
+        100,
+        VENDOR2_SEG_DATA,
+        VENDOR2_SEG_DATA + 1,
+        4000,
+        10 << 10,
+        100 << 10,
+        1 << 20,
+    ];
+    for (n, data) in sizes.into_iter().enumerate() {
+        let m = mad(VENDOR2, 1, SET, 0x3400 + n as u32, 0x10, 40 + data, n as u8);
+        let r = port.transact(agent, &m, &g.addr(1), 10_000, 0).unwrap();
+        assert_eq!((r.status, r.mad[3]), (0, GET_RESP), "{data} bytes");
+        assert_eq!(r.mad.len(), 40 + data, "{data} bytes came back whole");
+        assert!(r.mad[40..] == m[40..], "{data} bytes: the payload differs");
+    }
+    assert!(responder.stop() >= sizes.len() as u64);
+
+    // Registered for Set only: one segment still comes back, two do not.
+    let (b, server) = {
+        let b = g.open(1);
+        let server = b.register(&spec.methods(MethodMask::of(&[SET]))).unwrap();
+        (b, server)
+    };
+    for (n, data) in [VENDOR2_SEG_DATA, VENDOR2_SEG_DATA + 1]
+        .into_iter()
+        .enumerate()
+    {
+        let m = mad(VENDOR2, 1, SET, 0x3500 + n as u32, 0x10, 40 + data, 1);
+        port.send(agent, &m, &g.addr(1), 1000, 0).unwrap();
+        let r = recv_for(&b, server);
+        let mut reply = r.mad.clone();
+        reply[3] = GET_RESP;
+        b.send(server, &reply, &r.addr, 300, 0).unwrap();
+        let back = recv_for(&port, agent);
+        if n == 0 {
+            assert_eq!((back.status, back.mad.len()), (0, 40 + data), "one segment");
+        } else {
+            assert_eq!(back.status, libc::ETIMEDOUT as u32, "the request times out");
+            let report = recv_for(&b, server);
+            assert_eq!(
+                (report.status, report.mad[3]),
+                (libc::ETIMEDOUT as u32, GET_RESP),
+                "the response's transfer was never ACKed"
             );
         }
     }
