@@ -319,7 +319,12 @@ impl Netfile {
             let is_switch = n.node_type == NodeType::Switch;
             let mut node = Node::new(n.node_type, n.num_ports, n.guid);
             node.system_image_guid = n.system_image_guid;
-            node.port_guid = if is_switch { n.guid } else { n.guid + 1 };
+            // GUID arithmetic wraps, as in ibsim's C (a CA with GUID 2^64-1 is legal input).
+            node.port_guid = if is_switch {
+                n.guid
+            } else {
+                n.guid.wrapping_add(1)
+            };
             node.local_port = if is_switch { 0 } else { 1 };
             node.vendor_id = n.vendor_id;
             node.device_id = n.device_id;
@@ -333,7 +338,7 @@ impl Netfile {
                 let guid = if is_switch {
                     n.guid
                 } else {
-                    n.guid + u64::from(number)
+                    n.guid.wrapping_add(u64::from(number))
                 };
                 let mut port = Port::new(number, guid);
                 port.width = DEFAULT_WIDTH;
@@ -1209,6 +1214,17 @@ mod tests {
         let f = n.to_fabric();
         let hp1 = f.node_by_guid(0x900).unwrap().port(1).unwrap();
         assert_eq!((hp1.width, hp1.speed), (1, 1), "1x SDR: both ends' best");
+    }
+
+    /// The fuzzer's find: port GUIDs are the node GUID plus the port number, wrapping as in
+    /// ibsim's C rather than overflowing.
+    #[test]
+    fn port_guids_wrap_at_the_top() {
+        let n = Netfile::parse("caguid=0xffffffffffffffff\nCa 2 \"h\"\n").unwrap();
+        let f = n.to_fabric();
+        let h = f.node_by_guid(u64::MAX).unwrap();
+        assert_eq!(h.port_guid, 0);
+        assert_eq!(h.port(2).unwrap().guid, 1);
     }
 
     #[test]
