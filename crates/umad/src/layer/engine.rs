@@ -18,7 +18,12 @@
 //!   ACK when no ACK comes within `min(timeout, 2 s)`; received segments are ACKed, placed
 //!   (out of order within the window, duplicates re-ACKed), and the whole message is
 //!   delivered once the LAST segment is in; a reassembly that does not finish within 40 s is
-//!   aborted (T2L), and a finished one is remembered for 10 s to re-ACK late duplicates.
+//!   aborted (T2L), and a finished one is remembered for 10 s to re-ACK late duplicates;
+//! * a response that stops arriving ends its request after the request's own budget of
+//!   silence (`timeout × (retries + 1)` with no new segment: the transfer is aborted with
+//!   T2L and the request reported with `ETIMEDOUT`), not after the 40 s;
+//! * packets the carrier bounces are resent at once only within a small budget per transfer
+//!   (renewed whenever the peer shows life), then the ACK timers take over.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -57,9 +62,13 @@ pub struct LayerConfig {
     /// the queue past it is dropped, as [`max_queued`](Self::max_queued) says. With the
     /// counts alone the layer could hold `max_reassemblies` × `max_message` (64 GiB).
     pub max_held: usize,
-    /// Immediate resends of RMPP packets the carrier bounced, per transfer, before the ACK
-    /// timeouts take over; a send gets this plus two per segment. (A bounced single request
-    /// uses up one of its retries at once.)
+    /// Immediate resends of RMPP packets the carrier bounced (ibsim hands back every packet
+    /// it loses or cannot deliver, at once), per transfer and renewed by each sign of life
+    /// from the peer (an ACK that moves a send forward, a new segment of a reassembly);
+    /// beyond it bounced packets are dropped and the ACK timer resends, as the kernel does.
+    /// So a lossy path recovers at once while a vanished peer draws at most this many
+    /// resends before the timers take over. (A bounced single request uses up one of its
+    /// retries at once.)
     pub bounce_budget: u32,
     /// How long a thread waiting for answers keeps looking at the carrier before it sleeps
     /// (default 50 µs on a machine with more than one CPU, 0 on one): the peer answers
@@ -78,7 +87,7 @@ impl Default for LayerConfig {
             max_reassemblies: 1024,
             max_queued: 16_384,
             max_held: 256 << 20,
-            bounce_budget: 64,
+            bounce_budget: 16,
             spin: if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
                 Duration::from_micros(50)
             } else {
@@ -464,7 +473,7 @@ impl Engine {
             newwin: 1,
             max_retries: out.retries,
             retries_left: out.retries,
-            bounces_left: self.cfg.bounce_budget.saturating_add(2 * count as u32),
+            bounces_left: self.cfg.bounce_budget,
             ack_timeout,
             deadline: now + ack_timeout,
             timeout_ms: out.timeout_ms,
@@ -632,17 +641,27 @@ impl Engine {
         let Some(p) = self.pending.get_mut(&k) else {
             return;
         };
-        let answering = self.recvs.iter().any(|r| {
+        let answering = self.recvs.iter().position(|r| {
             r.state == RecvState::Active
                 && r.agent == k.0
                 && r.class == k.1
                 && r.tid & TID_MATCH == k.2
         });
-        if answering {
-            // Its response is on the way (RMPP, maybe stalled on a lost ACK, which the sender
-            // resends): a resent request would only make the responder start over. The
-            // reassembly's own 40 s limit bounds the wait.
-            p.deadline = now + p.timeout;
+        if let Some(i) = answering {
+            // Its RMPP response started and then went silent for a whole timeout (every
+            // segment pushes the deadline on). A resent request would only make the
+            // responder start over, so a retry just waits one more timeout (for the
+            // sender's own resend after a lost segment or ACK); once the retries are spent
+            // the transfer is aborted and the request ends as any unanswered one: after its
+            // own budget of silence, not the reassembly's 40 s.
+            if p.retries_left > 0 {
+                p.retries_left -= 1;
+                p.deadline = now + p.timeout;
+                return;
+            }
+            let r = self.recvs.swap_remove(i);
+            self.emit(nack(&r.hdr, RmppStatus::TotalTimeTooLong), r.addr, r.qp);
+            self.end_pending(k.0, k.1, k.2, STATUS_TIMEOUT);
             return;
         }
         if p.retries_left > 0 {
@@ -879,6 +898,7 @@ impl Engine {
         if progress {
             x.last_ack = seg;
             x.retries_left = x.max_retries;
+            x.bounces_left = self.cfg.bounce_budget;
         }
         x.newwin = newwin;
         if x.last_ack == x.count {
@@ -1062,7 +1082,9 @@ impl Engine {
         if self.held() + seg_data.len() > self.cfg.max_held {
             return self.abandon_reassembly(i, agent, response);
         }
+        let budget = self.cfg.bounce_budget;
         let r = &mut self.recvs[i];
+        r.bounces_left = budget;
         r.later.insert(seg, (seg_data.to_vec(), last, h.data2));
         let mut done = None;
         while let Some((d, last, paylen)) = r.later.remove(&(r.seg_num + 1)) {

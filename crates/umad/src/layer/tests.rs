@@ -1203,3 +1203,208 @@ fn the_bytes_held_are_bounded_too() {
     requests_arrive(&mut e, 100);
     assert_eq!((e.ready().len(), e.stats().dropped_queue_full), (10, 186));
 }
+
+/// A asks B for a 100-segment table with `timeout_ms` and `retries`; B's segments after the
+/// third never arrive (B died in the middle). Returns the simulated time from the last
+/// segment to A's report, the report's status and the RMPP packets A sent meanwhile.
+fn silent_response(timeout_ms: u32, retries: u32) -> (Duration, u32, Vec<(RmppType, u32)>) {
+    let mut w = Wire::new();
+    let ca = w.a.register(&client()).unwrap();
+    let sb = w.b.register(&server()).unwrap();
+    let now = w.now;
+    let req = sa_mad(GET_TABLE, 5, 256, false);
+    send(&mut w.a, now, ca, &req, to_b(), timeout_ms, retries);
+    w.pump();
+    let req = w.b.pop_ready().unwrap();
+    w.fate = Box::new(|from_a, p, _| {
+        usize::from(from_a || Rmpp::new_unchecked(&p.mad[..]).segment_number() <= 3)
+    });
+    let tid = Mad::new_unchecked(&req.mad[..]).tid();
+    let resp = sa_mad(GET_TABLE_RESP, tid, 56 + 100 * SEG, true);
+    send(&mut w.b, now, sb, &resp, req.addr, 0, 0);
+    w.pump();
+    assert_eq!(w.a.transfers().0, 1, "the reassembly started");
+    w.b.unregister(sb).unwrap();
+    w.log.clear();
+    let start = w.now;
+    while w.a.ready().is_empty() {
+        assert!(w.now - start < Duration::from_secs(60), "never reported");
+        w.advance(Duration::from_millis(10));
+    }
+    let status = w.a.pop_ready().unwrap().status;
+    assert_eq!(w.a.transfers(), (0, 0), "the reassembly is freed");
+    let sent = w.log.iter().filter(|l| l.0).map(|l| (l.1, l.2)).collect();
+    (w.now - start, status, sent)
+}
+
+#[test]
+fn a_response_that_goes_silent_ends_after_the_requests_own_budget() {
+    for (timeout, retries) in [(1000, 0), (200, 3), (5000, 1)] {
+        let (took, status, sent) = silent_response(timeout, retries);
+        let budget = Duration::from_millis(u64::from(timeout) * u64::from(retries + 1));
+        assert_eq!(status, STATUS_TIMEOUT, "{timeout} ms × {retries}");
+        assert!(
+            took >= budget && took <= budget + Duration::from_millis(20),
+            "{timeout} ms × {} took {took:?}, not the budget {budget:?}",
+            retries + 1
+        );
+        // One abort tells the sender to stop; nothing else went out (no resent request).
+        assert_eq!(sent, [(RmppType::Abort, 0)], "{timeout} ms × {retries}");
+    }
+}
+
+#[test]
+fn a_slow_response_that_keeps_arriving_is_not_cut_short() {
+    // Each segment arrives 900 ms after the one before, under a 1 s timeout: 20 segments
+    // take 18 s, the response's silence never reaches a whole timeout.
+    let mut w = Wire::new();
+    let ca = w.a.register(&client()).unwrap();
+    let now = w.now;
+    send(
+        &mut w.a,
+        now,
+        ca,
+        &sa_mad(GET_TABLE, 7, 256, false),
+        to_b(),
+        1000,
+        0,
+    );
+    let tid = Mad::new_unchecked(&w.a.take_outbox()[0].mad[..]).tid();
+    let mut b = Engine::new(LayerConfig::default(), "simB", 1);
+    let sb = b.register(&server()).unwrap();
+    let resp = sa_mad(GET_TABLE_RESP, tid, 56 + 20 * SEG, true);
+    // B sends to A at LID 1; its ACK timer is long enough that only A's ACKs move it on.
+    send(
+        &mut b,
+        now,
+        sb,
+        &resp,
+        MadAddr::new(1, 1, 0, MadAddr::DEFAULT_QKEY),
+        60_000,
+        0,
+    );
+    w.b = b;
+    let mut t = w.now;
+    for _ in 0..200 {
+        // Deliver B's packets one at a time, 900 ms apart.
+        let out = w.b.take_outbox();
+        if out.is_empty() && w.a.ready().len() == 1 {
+            break;
+        }
+        for p in out {
+            t += Duration::from_millis(900);
+            w.a.on_timer(t);
+            w.now = t;
+            w.deliver(false, p);
+            for q in w.a.take_outbox() {
+                w.deliver(true, q);
+            }
+        }
+    }
+    let got = w.a.pop_ready().expect("the whole response");
+    assert_eq!(got.status, 0);
+    assert_eq!(got.mad.len(), resp.len());
+    assert!(t - now >= Duration::from_secs(17));
+}
+
+#[test]
+fn a_vanished_receiver_draws_a_few_immediate_resends_then_the_ack_timer() {
+    // B sends a 4,900-segment table to a receiver that is gone: ibsim hands every segment
+    // back at once (status 110). The immediate resends stop after the bounce budget; the
+    // ACK timer's retries end the send.
+    let mut b = Engine::new(LayerConfig::default(), "simB", 1);
+    let sb = b.register(&server()).unwrap();
+    let now = Instant::now();
+    let resp = sa_mad(GET_TABLE_RESP, 0x77, 56 + 4_900 * SEG, true);
+    send(
+        &mut b,
+        now,
+        sb,
+        &resp,
+        MadAddr::new(1, 1, 0, MadAddr::DEFAULT_QKEY),
+        1000,
+        3,
+    );
+    let mut t = now;
+    let (mut sent, mut bounced_at_once) = (0usize, 0usize);
+    let mut immediate = 0;
+    while b.transfers().1 > 0 {
+        assert!(t - now < Duration::from_secs(30), "the send never ended");
+        let mut out = b.take_outbox();
+        while !out.is_empty() {
+            sent += out.len();
+            for mut p in out {
+                p.status = 110;
+                p.addr = MadAddr::new(2, 1, 0, MadAddr::DEFAULT_QKEY);
+                b.on_packet(t, p);
+                bounced_at_once += 1;
+            }
+            out = b.take_outbox();
+            immediate += out.len();
+        }
+        t += Duration::from_millis(100);
+        b.on_timer(t);
+    }
+    let cfg = LayerConfig::default();
+    assert_eq!(immediate, cfg.bounce_budget as usize, "immediate resends");
+    // First segment, the budget, then one probe per retry (the window never opened).
+    assert_eq!(
+        sent,
+        1 + cfg.bounce_budget as usize + 3,
+        "{bounced_at_once} bounced"
+    );
+    let r = b.pop_ready().expect("a report");
+    assert_eq!(r.status, STATUS_TIMEOUT);
+    assert!(
+        t - now >= Duration::from_secs(4),
+        "four ACK timeouts of 1 s"
+    );
+}
+
+#[test]
+fn a_lossy_path_still_resends_bounced_segments_at_once() {
+    // Every tenth packet B sends is bounced back to it (ibsim's answer to a loss): the
+    // transfer completes without waiting for a single ACK timeout, the budget renewed by
+    // each ACK.
+    let mut w = Wire::new();
+    let ca = w.a.register(&client()).unwrap();
+    let sb = w.b.register(&server()).unwrap();
+    let now = w.now;
+    send(
+        &mut w.a,
+        now,
+        ca,
+        &sa_mad(GET_TABLE, 9, 256, false),
+        to_b(),
+        1000,
+        3,
+    );
+    w.pump();
+    let req = w.b.pop_ready().unwrap();
+    let tid = Mad::new_unchecked(&req.mad[..]).tid();
+    let resp = sa_mad(GET_TABLE_RESP, tid, 56 + 2_000 * SEG, true);
+    send(&mut w.b, now, sb, &resp, req.addr, 0, 3);
+    let mut n = 0usize;
+    loop {
+        let out = w.b.take_outbox();
+        if out.is_empty() {
+            break;
+        }
+        for p in out {
+            n += 1;
+            if n % 10 == 0 {
+                let mut back = p.clone();
+                back.status = 110;
+                w.b.on_packet(now, back);
+            } else {
+                w.deliver(false, p);
+                for q in w.a.take_outbox() {
+                    w.deliver(true, q);
+                }
+            }
+        }
+    }
+    let got = w.a.pop_ready().expect("delivered without any timer");
+    check_whole(&got, &resp);
+    assert_eq!(w.b.stats().retransmissions, 0, "no ACK timeout fired");
+}
