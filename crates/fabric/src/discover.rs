@@ -215,6 +215,9 @@ pub enum MissReason {
     Malformed(String),
     /// The transaction was aborted or failed locally.
     Failed(String),
+    /// Not asked, or given up while in flight: the fabric had stopped answering (see
+    /// [`DiscoverStats::abandoned`]).
+    Silent,
 }
 
 impl fmt::Display for MissReason {
@@ -224,6 +227,7 @@ impl fmt::Display for MissReason {
             MissReason::MadStatus(s) => write!(f, "MAD status {s:#06x}"),
             MissReason::Malformed(e) => write!(f, "malformed answer: {e}"),
             MissReason::Failed(e) => write!(f, "failed: {e}"),
+            MissReason::Silent => f.write_str("given up: the fabric had stopped answering"),
         }
     }
 }
@@ -262,6 +266,11 @@ pub struct DiscoverStats {
     pub timeouts: usize,
     /// SMPs answered with an error status, malformed, or failed locally.
     pub errors: usize,
+    /// SMPs given up because the fabric stopped answering: once a whole request budget
+    /// (timeout × (retries + 1)) passes with SMPs timing out and none answered, the walk
+    /// ends, the SMPs in flight and those it would still have sent are recorded as
+    /// [`MissReason::Silent`], and the topology is partial. 0 in a walk that ran to its end.
+    pub abandoned: usize,
     /// Requests the rpc handed to the port during the walk (each once, however often the
     /// transport retried it).
     pub sent: u64,
@@ -299,6 +308,13 @@ impl Discovery {
     /// Whether every SMP was answered.
     pub fn is_complete(&self) -> bool {
         self.missed.is_empty()
+    }
+
+    /// Whether the walk was cut short because the fabric stopped answering
+    /// ([`DiscoverStats::abandoned`]): the topology is a prefix of the fabric, not the
+    /// fabric with some parts unreachable.
+    pub fn went_silent(&self) -> bool {
+        self.stats.abandoned > 0
     }
 }
 
@@ -455,12 +471,17 @@ impl<'o> Scan<'o> {
         req
     }
 
+    /// One SMP's whole budget: timeout × (retries + 1), with the rpc's defaults.
+    fn request_budget(&self) -> Duration {
+        let per_try = self.opts.timeout.unwrap_or(umad::rpc::DEFAULT_TIMEOUT);
+        let tries = self.opts.retries.unwrap_or(umad::rpc::DEFAULT_RETRIES) + 1;
+        per_try * tries
+    }
+
     /// The stall guard: how long `next` may stay silent with SMPs in flight before they are
     /// given up (the rpc completes every request itself; this only bounds a broken engine).
     fn stall_limit(&self) -> Duration {
-        let per_try = self.opts.timeout.unwrap_or(Duration::from_secs(1));
-        let tries = self.opts.retries.unwrap_or(3) + 1;
-        per_try * tries * 4 + Duration::from_secs(10)
+        self.request_budget() * 4 + Duration::from_secs(10)
     }
 
     fn run(&mut self, rpc: &Rpc) -> umad::Result<()> {
@@ -469,8 +490,21 @@ impl<'o> Scan<'o> {
         let mut next_send = 0usize;
         let mut next_handle = 0usize;
         let mut last_progress = Instant::now();
+        // The fabric has gone silent when a whole request budget passes with SMPs timing
+        // out and none answered: then every SMP left would only time out too (a walk of
+        // 1,000 SMPs left at 32 in flight would take 1,000 / 32 budgets).
+        let budget = self.request_budget();
+        let mut last_answer = Instant::now();
+        let mut timeouts_since_answer = false;
+        let mut silent = false;
         while next_handle < self.queue.len() {
-            while next_send < self.queue.len() && tickets.len() < window {
+            if !silent && timeouts_since_answer && last_answer.elapsed() >= budget {
+                silent = true;
+                for (_, i) in tickets.drain() {
+                    self.queue[i].result = Some(Err(MissReason::Silent));
+                }
+            }
+            while !silent && next_send < self.queue.len() && tickets.len() < window {
                 let req = self.request(&self.queue[next_send]);
                 match rpc.submit(req) {
                     Ok(t) => {
@@ -483,6 +517,10 @@ impl<'o> Scan<'o> {
                 next_send += 1;
                 self.stats.max_submitted = self.stats.max_submitted.max(tickets.len());
             }
+            if silent && self.queue[next_handle].result.is_none() {
+                // Issued after the silence began (or never sent): not asked.
+                self.queue[next_handle].result = Some(Err(MissReason::Silent));
+            }
             if let Some(result) = self.queue[next_handle].result.take() {
                 self.handle(next_handle, result);
                 next_handle += 1;
@@ -493,7 +531,16 @@ impl<'o> Scan<'o> {
                 Some(c) => {
                     last_progress = Instant::now();
                     if let Some(i) = tickets.remove(&c.ticket) {
-                        self.queue[i].result = Some(outcome(c));
+                        let result = outcome(c);
+                        match &result {
+                            Err(MissReason::Timeout) => timeouts_since_answer = true,
+                            Err(_) => {}
+                            Ok(_) => {
+                                last_answer = last_progress;
+                                timeouts_since_answer = false;
+                            }
+                        }
+                        self.queue[i].result = Some(result);
                     }
                 }
                 None => {
@@ -510,7 +557,9 @@ impl<'o> Scan<'o> {
     }
 
     fn handle(&mut self, i: usize, result: Result<Vec<u8>, MissReason>) {
-        self.stats.smps += 1;
+        if result != Err(MissReason::Silent) {
+            self.stats.smps += 1;
+        }
         let (path, query, ctx) = {
             let e = &self.queue[i];
             (e.path, e.query, e.ctx)
@@ -521,10 +570,10 @@ impl<'o> Scan<'o> {
                 d
             }
             Err(reason) => {
-                if reason == MissReason::Timeout {
-                    self.stats.timeouts += 1;
-                } else {
-                    self.stats.errors += 1;
+                match reason {
+                    MissReason::Timeout => self.stats.timeouts += 1,
+                    MissReason::Silent => self.stats.abandoned += 1,
+                    _ => self.stats.errors += 1,
                 }
                 self.miss(path, query, ctx, reason);
                 // libibnetdisc: a failed Mellanox ExtendedPortInfo still lets the walk go on.

@@ -745,3 +745,142 @@ fn from_lid_starts_at_the_lid() {
         }
     }
 }
+
+/// An ibsim connection that goes silent after `cut_after` packets sent: every packet after
+/// that is swallowed (sent "successfully", never answered, never bounced), as when the
+/// fabric dies behind a relay.
+#[derive(Debug)]
+struct GoesSilent {
+    inner: umad::transport::ibsim::IbsimCarrier,
+    cut_after: usize,
+    sent: AtomicUsize,
+    cut_at: std::sync::Mutex<Option<Instant>>,
+}
+
+impl umad::layer::Carrier for GoesSilent {
+    fn ca_name(&self) -> &str {
+        umad::layer::Carrier::ca_name(&self.inner)
+    }
+    fn port_num(&self) -> u32 {
+        umad::layer::Carrier::port_num(&self.inner)
+    }
+    fn ca(&self) -> umad::Result<umad::device::Ca> {
+        umad::layer::Carrier::ca(&self.inner)
+    }
+    fn issm(&self) -> umad::Result<umad::Issm> {
+        umad::layer::Carrier::issm(&self.inner)
+    }
+    fn send(&self, pkt: &umad::layer::Packet) -> umad::Result<()> {
+        if self.sent.fetch_add(1, Ordering::Relaxed) < self.cut_after {
+            return umad::layer::Carrier::send(&self.inner, pkt);
+        }
+        self.cut_at.lock().unwrap().get_or_insert_with(Instant::now);
+        Ok(())
+    }
+    fn try_recv(&self) -> umad::Result<Option<umad::layer::Packet>> {
+        umad::layer::Carrier::try_recv(&self.inner)
+    }
+    fn raw_fd(&self) -> std::os::unix::io::RawFd {
+        umad::layer::Carrier::raw_fd(&self.inner)
+    }
+}
+
+#[test]
+fn a_fabric_that_goes_silent_ends_the_walk_within_a_request_budget() {
+    if !require_ibsim(
+        "ibfabric::discover_ibsim::a_fabric_that_goes_silent_ends_the_walk_within_a_request_budget",
+    ) {
+        return;
+    }
+    let path = fattree();
+    let net = Netfile::load(&path).expect("netfile");
+    let sim = start(&path, false);
+    for (timeout_ms, retries, window) in [(200, 2, 32), (100, 0, 128)] {
+        let opts = DiscoverOptions {
+            timeout: Some(Duration::from_millis(timeout_ms)),
+            retries: Some(retries),
+            outstanding: Some(window),
+            ..DiscoverOptions::default()
+        };
+        let budget = Duration::from_millis(timeout_ms * u64::from(retries + 1));
+        let carrier = Arc::new(GoesSilent {
+            inner: umad::transport::ibsim::IbsimCarrier::connect(
+                &IbsimOptions::new(sim.socket_name()).node(&net.nodes[0].id),
+            )
+            .expect("connect"),
+            cut_after: 1_500,
+            sent: AtomicUsize::new(0),
+            cut_at: std::sync::Mutex::new(None),
+        });
+        let layer = umad::layer::MadLayer::new(
+            Box::new(ArcCarrier(carrier.clone())),
+            umad::layer::LayerConfig::default(),
+        )
+        .expect("layer");
+        let d = discover(Port::from_transport(Box::new(layer)), &opts).expect("discover");
+        let ended = Instant::now();
+        let cut_at = carrier
+            .cut_at
+            .lock()
+            .unwrap()
+            .expect("the fabric went silent");
+        let after_cut = ended - cut_at;
+        let swallowed = carrier.sent.load(Ordering::Relaxed) - carrier.cut_after;
+        eprintln!(
+            "{timeout_ms} ms × {} tries, {window} in flight: ended {after_cut:?} after the cut, \
+             {swallowed} packets swallowed, {} nodes of {}, stats {:?}",
+            retries + 1,
+            d.fabric.nodes.len(),
+            net.nodes.len(),
+            d.stats
+        );
+        assert!(d.went_silent(), "the walk was cut short");
+        assert!(!d.is_complete());
+        assert!(d.fabric.nodes.len() < net.nodes.len());
+        assert!(d.stats.abandoned > 0);
+        assert!(d
+            .missed
+            .iter()
+            .any(|m| m.reason == ibfabric::discover::MissReason::Silent));
+        // The SMPs in flight at the cut time out within one budget; those sent in their
+        // place are given up at the next look (100 ms), not walked through one by one.
+        assert!(
+            after_cut <= budget * 2 + Duration::from_millis(500),
+            "ended {after_cut:?} after the cut, budget {budget:?}"
+        );
+        // At most two windows' worth of SMPs, each tried `retries + 1` times.
+        let bound = 2 * window * (retries as usize + 1);
+        assert!(
+            swallowed <= bound,
+            "{swallowed} packets after the cut (bound {bound})"
+        );
+    }
+}
+
+/// A shared carrier handed to the layer, so the test can read its counters afterwards.
+#[derive(Debug)]
+struct ArcCarrier(Arc<GoesSilent>);
+
+impl umad::layer::Carrier for ArcCarrier {
+    fn ca_name(&self) -> &str {
+        self.0.ca_name()
+    }
+    fn port_num(&self) -> u32 {
+        self.0.port_num()
+    }
+    fn ca(&self) -> umad::Result<umad::device::Ca> {
+        self.0.ca()
+    }
+    fn issm(&self) -> umad::Result<umad::Issm> {
+        self.0.issm()
+    }
+    fn send(&self, pkt: &umad::layer::Packet) -> umad::Result<()> {
+        self.0.send(pkt)
+    }
+    fn try_recv(&self) -> umad::Result<Option<umad::layer::Packet>> {
+        self.0.try_recv()
+    }
+    fn raw_fd(&self) -> std::os::unix::io::RawFd {
+        self.0.raw_fd()
+    }
+}

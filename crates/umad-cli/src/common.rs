@@ -616,6 +616,43 @@ impl CommonOpts {
     }
 }
 
+thread_local! {
+    /// Whether a discovery of this tool run was cut short (see [`note_discovery`]).
+    static WENT_SILENT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Looks at a finished discovery: when the fabric stopped answering in the middle
+/// ([`ibfabric::discover::Discovery::went_silent`]), says so on stderr and marks the run, so
+/// that a tool that would exit 0 exits [`exit::PARTIAL`] instead: a script checking `$?`
+/// must not take a prefix of the fabric for the fabric. Scattered SMPs without an answer
+/// (a dead node, a lossy link) leave the status alone, as in C.
+pub fn note_discovery(prog: &str, d: &ibfabric::discover::Discovery) {
+    if d.went_silent() {
+        eprintln!(
+            "{prog}: error: the fabric stopped answering: {} SMPs given up after a whole timeout of silence; the topology is partial ({} nodes found)",
+            d.stats.abandoned,
+            d.fabric.nodes.len()
+        );
+        WENT_SILENT.with(|w| w.set(true));
+    }
+}
+
+/// Runs one tool: its exit code, [`exit::PARTIAL`] in place of [`exit::OK`] when one of its
+/// discoveries was cut short ([`note_discovery`]).
+pub fn run_tool(
+    main: fn(&'static str, Vec<OsString>) -> i32,
+    name: &'static str,
+    args: Vec<OsString>,
+) -> i32 {
+    WENT_SILENT.with(|w| w.set(false));
+    let code = main(name, args);
+    if code == exit::OK && WENT_SILENT.with(|w| w.replace(false)) {
+        exit::PARTIAL
+    } else {
+        code
+    }
+}
+
 /// The node name map a tool uses, as C's `open_node_name_map`: `path`, else
 /// [`ibfabric::ibnetdiscover::DEFAULT_NODE_NAME_MAP`] if it exists, else none. A map that
 /// cannot be read or parsed is reported on stderr as a warning and not used (C goes on

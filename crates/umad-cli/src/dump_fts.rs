@@ -165,7 +165,10 @@ fn discover(opts: &CommonOpts) -> Option<Fabric> {
         ibfabric::discover::discover_with(&rpc, &d_opts)
     }
     .ok()
-    .map(|d| d.fabric)
+    .map(|d| {
+        common::note_discovery("dump_fts", &d);
+        d.fabric
+    })
 }
 
 /// Every switch's table, in libibnetdisc's order.

@@ -740,7 +740,7 @@ pub enum Start {
 }
 
 /// Discovers through `sp` with the common options and `-n`, from `from`.
-pub fn discover(sp: &SmpPort, max_hops: u32, from: Start) -> Result<Discovery, String> {
+pub fn discover(prog: &str, sp: &SmpPort, max_hops: u32, from: Start) -> Result<Discovery, String> {
     if let Start::DrTooLong(hops) = from {
         crate::dest::ibwarn("mad_encode", &format!("dr path with hop count {hops}"));
         eprintln!("./libibnetdisc/query_smp.c:85; mad_build_pkt failed; -1");
@@ -770,7 +770,9 @@ pub fn discover(sp: &SmpPort, max_hops: u32, from: Start) -> Result<Discovery, S
         },
         ..DiscoverOptions::default()
     };
-    ibfabric::discover::discover_with(&sp.rpc, &d_opts).map_err(|e| e.to_string())
+    let d = ibfabric::discover::discover_with(&sp.rpc, &d_opts).map_err(|e| e.to_string())?;
+    crate::common::note_discovery(prog, &d);
+    Ok(d)
 }
 
 fn run(prog: &'static str, m: &ArgMatches) -> i32 {
@@ -983,14 +985,14 @@ fn discover_for_links(
         if max_hops == 0 {
             max_hops = 1;
         }
-        match discover(sp, max_hops, start) {
+        match discover(prog, sp, max_hops, start) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Partial fabric scan failed; attempting full scan\n"),
         }
     }
     match discovery {
         Some(d) => Some(d),
-        None => match discover(sp, max_hops, Start::Local) {
+        None => match discover(prog, sp, max_hops, Start::Local) {
             Ok(d) => Some(d),
             Err(e) => {
                 if opts.errors || opts.verbose > 0 {

@@ -529,6 +529,7 @@ fn discover(opts: &Options) -> Result<Fabric, CliError> {
         p.finish();
     }
     let d = result.map_err(|e| CliError::Failed(format!("discover failed: {e}")))?;
+    common::note_discovery("ibnetdiscover", &d);
     if !d.missed.is_empty() {
         eprintln!(
             "ibnetdiscover: warning: {} SMPs got no usable answer; the topology is partial",

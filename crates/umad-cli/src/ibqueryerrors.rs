@@ -505,7 +505,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
             }
         }
     } else if let Some(start) = start {
-        match iblinkinfo::discover(&sp, 1, start) {
+        match iblinkinfo::discover(prog, &sp, 1, start) {
             Ok(d) => discovery = Some(d),
             Err(_) => ibwarn("main", "Single node discover failed; attempting full scan"),
         }
@@ -513,7 +513,7 @@ fn run(prog: &'static str, m: &ArgMatches) -> i32 {
     let (fabric, port_infos) = match (loaded, discovery) {
         (Some(l), _) => l,
         (None, Some(d)) => (d.fabric, d.port_infos),
-        (None, None) => match iblinkinfo::discover(&sp, 0, Start::Local) {
+        (None, None) => match iblinkinfo::discover(prog, &sp, 0, Start::Local) {
             Ok(d) => (d.fabric, d.port_infos),
             Err(e) => {
                 if opts.errors || opts.verbose > 0 {

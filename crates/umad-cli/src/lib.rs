@@ -41,6 +41,11 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// A run-time failure (infiniband-diags' `IBEXIT`, i.e. `exit(-1)`).
     pub const FAILURE: i32 = 255;
+    /// The output is printed but partial: the fabric stopped answering in the middle of a
+    /// discovery (a whole request budget with SMPs timing out and none answered), so what
+    /// was found is a prefix of the fabric. C's tools exit 0 there; scattered SMPs without
+    /// an answer still exit 0, as in C.
+    pub const PARTIAL: i32 = 3;
 }
 
 /// One tool of the multi-call binary.
@@ -185,7 +190,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
         .unwrap_or_default()
         .into_owned();
     if let Some(tool) = find_tool(&called) {
-        return (tool.main)(tool.name, args);
+        return common::run_tool(tool.main, tool.name, args);
     }
     let Some(first) = args.first().cloned() else {
         eprint!("{}", usage());
@@ -195,7 +200,9 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
         Some("-h" | "--help" | "help") => {
             match args.get(1).and_then(|a| a.to_str()).and_then(find_tool) {
                 // `umad help <tool>`: the tool's own help.
-                Some(tool) => (tool.main)(tool.name, vec![OsString::from("--help")]),
+                Some(tool) => {
+                    common::run_tool(tool.main, tool.name, vec![OsString::from("--help")])
+                }
                 None => {
                     print!("{}", usage());
                     exit::OK
@@ -209,7 +216,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
         Some(name) => match find_tool(name) {
             Some(tool) => {
                 args.remove(0);
-                (tool.main)(tool.name, args)
+                common::run_tool(tool.main, tool.name, args)
             }
             None => {
                 eprintln!("umad: unknown tool {name:?}");

@@ -218,3 +218,62 @@ fn progress_only_on_a_terminal() {
     assert!(out.stderr.is_empty());
     assert_eq!(String::from_utf8_lossy(&out.stdout), listed);
 }
+
+/// The fabric stops answering in the middle of a walk (ibsim stopped with SIGSTOP): the
+/// tool ends within about one request budget (`-t 100`, 3 retries: 400 ms) instead of
+/// timing out every SMP left one window at a time, prints what it found, says on stderr
+/// that the topology is partial, and exits 3, not 0.
+#[test]
+fn a_fabric_that_stops_answering_ends_fast_with_exit_3() {
+    if !require_ibsim("umad_cli::a_fabric_that_stops_answering_ends_fast_with_exit_3") {
+        return;
+    }
+    let sim = Ibsim::start(fabrics_dir().join("fattree-1008.net")).expect("ibsim starts");
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([sig, &sim.pid().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill {sig}");
+    };
+    // One SMP in flight makes the walk long enough to be stopped in the middle; the delay
+    // shrinks until a stop lands inside it.
+    for delay_ms in [60, 30, 15, 8, 4, 2, 1] {
+        let child = native(&sim, &umad())
+            .args(["ibnetdiscover", "-o", "1", "-t", "100"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn umad");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        signal("-STOP");
+        let stopped = std::time::Instant::now();
+        let out = child.wait_with_output().expect("wait");
+        let took = stopped.elapsed();
+        signal("-CONT");
+        let code = out.status.code();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if code == Some(0) {
+            eprintln!("finished before the stop at {delay_ms} ms; again sooner");
+            continue;
+        }
+        assert_eq!(code, Some(3), "stderr: {stderr}");
+        assert!(
+            stderr.contains("the fabric stopped answering") && stderr.contains("partial"),
+            "{stderr}"
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("# Topology file"),
+            "the partial topology is printed"
+        );
+        assert!(
+            took < std::time::Duration::from_millis(2_000),
+            "ended {took:?} after the stop (budget 400 ms)"
+        );
+        eprintln!("stopped at {delay_ms} ms: ended {took:?} later, exit 3");
+        return;
+    }
+    panic!("the walk always ended before ibsim was stopped");
+}

@@ -588,13 +588,16 @@ impl Engine {
     /// Fires every timer due at `now`: resends requests and RMPP windows, reports requests
     /// that ran out of retries, aborts stale reassemblies, forgets finished ones.
     pub fn on_timer(&mut self, now: Instant) {
-        let due: Vec<PendingKey> = self
+        // In deadline order, ties by key: the same script gives the same outbox whatever
+        // the map's iteration order.
+        let mut due: Vec<(Instant, PendingKey)> = self
             .pending
             .iter()
             .filter(|(_, p)| p.deadline <= now)
-            .map(|(k, _)| *k)
+            .map(|(k, p)| (p.deadline, *k))
             .collect();
-        for k in due {
+        due.sort_unstable();
+        for (_, k) in due {
             self.retry_or_fail(now, k);
         }
         let mut i = 0;

@@ -1408,3 +1408,35 @@ fn a_lossy_path_still_resends_bounced_segments_at_once() {
     check_whole(&got, &resp);
     assert_eq!(w.b.stats().retransmissions, 0, "no ACK timeout fired");
 }
+
+#[test]
+fn the_same_script_gives_the_same_outbox() {
+    // Fifty requests due at the same instant, in two engines (each map hashes differently):
+    // the resends leave in the same order, byte for byte.
+    let run = || {
+        let mut e = Engine::new(LayerConfig::default(), "simA", 1);
+        let a = e.register(&AgentSpec::new(0x04, 1)).unwrap();
+        let now = Instant::now();
+        for tid in 0..50u64 {
+            let mut m = vec![0u8; 256];
+            m[..4].copy_from_slice(&[1, 0x04, 1, 0x01]);
+            Mad::new_unchecked(&mut m[..]).set_tid(tid * 7919 % 1000);
+            send(&mut e, now, a, &m, to_b(), 100, 2);
+        }
+        let mut out = e.take_outbox();
+        for step in 1..=4 {
+            e.on_timer(now + Duration::from_millis(100 * step));
+            out.extend(e.take_outbox());
+        }
+        let reports: Vec<_> = std::iter::from_fn(|| e.pop_ready())
+            .map(|r| r.mad)
+            .collect();
+        (out, reports)
+    };
+    let (out, reports) = run();
+    assert_eq!(out.len(), 150, "50 requests, each resent twice");
+    assert_eq!(reports.len(), 50);
+    for _ in 0..5 {
+        assert_eq!(run(), (out.clone(), reports.clone()));
+    }
+}

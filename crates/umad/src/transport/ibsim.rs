@@ -162,6 +162,9 @@ pub struct IbsimCarrier {
 
 static NEXT_CLIENT: AtomicU32 = AtomicU32::new(0);
 
+/// How long closing a connection waits for ibsim to confirm the DISCONNECT.
+const DISCONNECT_WAIT: Duration = Duration::from_millis(100);
+
 /// Client socket names tried before giving up: names of closed clients are free again, so
 /// the counter wraps and only names in use by live clients are skipped.
 const CLIENT_NAMES: u32 = 4096;
@@ -508,7 +511,12 @@ impl Drop for IbsimIssm {
 
 impl Drop for IbsimCarrier {
     fn drop(&mut self) {
-        // ibsim frees a client slot only on DISCONNECT (it has ten).
+        // ibsim frees a client slot only on DISCONNECT (it has ten). A live ibsim answers
+        // within microseconds; a stopped or dying one must not hold the closing process for
+        // the control socket's 5 s.
+        if let Ok(sock) = self.ctl.sock.lock() {
+            let _ = sock.set_read_timeout(Some(DISCONNECT_WAIT));
+        }
         let _ = self.ctl.call(CTL_DISCONNECT, &mut []);
     }
 }
