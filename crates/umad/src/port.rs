@@ -434,7 +434,8 @@ impl Port {
 
     /// Sends a request and waits for its response: the MAD received for `agent` with the same
     /// TID (lower 32 bits) that is a response (or the transport's timeout report). Gives up —
-    /// returning a report with status `ETIMEDOUT` holding the request — if the transport has
+    /// returning a report with status `ETIMEDOUT` holding the request's 24-byte common header, as
+    /// the kernel's reports do — if the transport has
     /// not answered within the whole timeout/retry budget plus a margin, so it never hangs even
     /// when a MAD is lost without trace (a late answer is then discarded, see
     /// [`Port::dropped`]). MADs that arrive meanwhile for other agents or TIDs are kept for
@@ -488,7 +489,8 @@ impl Port {
                     agent,
                     status: STATUS_TIMEOUT,
                     addr: *addr,
-                    mad: mad.to_vec(),
+                    // As the kernel's reports: the request's common MAD header.
+                    mad: mad[..ibmad::HEADER_LEN].to_vec(),
                 })
             }
         }

@@ -350,8 +350,9 @@ fn a_silently_lost_request_ends_by_the_backstop_and_its_late_answer_is_discarded
     let took = started.elapsed();
     assert!(r.is_timeout());
     assert_eq!(
-        r.mad, req,
-        "the backstop's report holds the request as given"
+        r.mad,
+        req[..crate::fake::REPORT_LEN],
+        "the backstop's report holds the request's common header, as the kernel's"
     );
     assert!(
         took >= Duration::from_millis(10) + Duration::from_millis(500)
