@@ -12,10 +12,11 @@
 
 mod common;
 
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::sa::{hca_names, DropInSa, Ran};
-use common::{assert_valid, json_schema, mask_data, mask_traffic};
+use common::{assert_valid, json_schema, mask_data, mask_traffic, native, umad};
 use compat::require_drop_in;
 use ibsim_harness::{fabrics_dir, netfile_switches, require_ibsim, Ibsim};
 
@@ -495,4 +496,67 @@ fn no_subnet_manager() {
             "{tool}: {err}"
         );
     }
+}
+
+/// The SM stops (SIGSTOP) while `umad saquery SL2VL` is being answered (a table of about
+/// 4,900 segments on the 1,052-node fabric): the query ends with C's `Query SA failed`
+/// line within about its own timeout of silence (`-t 200`), not after the 40 s an RMPP
+/// reassembly may take.
+#[test]
+fn an_sm_stopped_in_the_middle_of_a_table() {
+    if !require_ibsim("ibsim_sa_paths::an_sm_stopped_in_the_middle_of_a_table") {
+        return;
+    }
+    let Some(drop_in) = require_drop_in("ibsim_sa_paths::an_sm_stopped_in_the_middle_of_a_table")
+    else {
+        return;
+    };
+    let sim = Ibsim::start(fabrics_dir().join("fattree-1008.net")).expect("ibsim starts");
+    let f = DropInSa::new(&sim, drop_in);
+    let sm = f.start_sm();
+    let pid = sm.pid().expect("opensm's pid").to_string();
+    let signal = |sig: &str| {
+        let ok = Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill {sig} {pid}");
+    };
+    let mut failed = 0;
+    for delay_ms in [40, 25, 15, 10, 6, 3] {
+        let mut cmd = native(&sim, &umad());
+        cmd.env("UMAD_IBSIM_NODE", &f.tool_node)
+            .args(["saquery", "-t", "200", "SL2VL"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().expect("spawn umad saquery");
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        signal("-STOP");
+        let stopped = Instant::now();
+        let out = child.wait_with_output().expect("wait");
+        let took = stopped.elapsed();
+        signal("-CONT");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!(
+            "stopped {delay_ms} ms in: exit {:?} {took:?} after the stop, {} bytes out",
+            out.status.code(),
+            out.stdout.len()
+        );
+        if out.status.success() {
+            continue; // the table was across before the stop
+        }
+        failed += 1;
+        assert!(
+            stderr.contains("Query SA failed"),
+            "stopped {delay_ms} ms in: {stderr}"
+        );
+        assert!(
+            took < Duration::from_millis(1_500),
+            "stopped {delay_ms} ms in: the query ended {took:?} after the stop (timeout 200 ms)"
+        );
+        // The SM catches up on what it missed before the next round.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(failed > 0, "every table was across before the SM stopped");
 }
