@@ -22,14 +22,16 @@
 //!
 //! Also here, as the one copy for the whole workspace: [`Ibsim::opensm`] (every opensm run,
 //! a sweep or a resident SM, optionally on another `libibumad.so.3`), [`TempDir`] (scratch
-//! directories of tests and tools) and [`debian_packages`] (what the workspace needs
-//! installed).
+//! directories of tests and tools), [`debian_packages`] (what the workspace needs
+//! installed), and the cost measures of the benchmarks ([`self_cpu`], [`children_cpu`],
+//! [`CountingAlloc`]).
 //!
 //! The hazards this crate works around are described in `docs/ibsim-harness.md` (sections 1.2,
 //! 1.3, 1.8, 3.3 and 5): umad2sim writes `./sys-<pid>` into its cwd (so every client gets a fresh
 //! scratch cwd), retries a missing ibsim forever (so use [`run_with_timeout`]), and a client
 //! that outlives ibsim can hang (so clients are stopped before ibsim).
 
+mod cost;
 mod opensm;
 mod packages;
 mod process;
@@ -45,6 +47,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+pub use cost::{allocations, children_cpu, self_cpu, CountingAlloc};
 pub use opensm::{Opensm, SmDaemon, SmOnce};
 pub use packages::{
     apt_install_command, debian_packages, install_hint, missing_packages, Need, Package,
