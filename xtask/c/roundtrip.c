@@ -9,8 +9,10 @@
  * is written once). Keeps WINDOW requests in flight (1 = serial: umad_send, then umad_recv),
  * each with its own TID: WARMUP untimed round trips, then COUNT timed ones. Every reply must
  * be a successful GetResp, else the program fails. Prints "elapsed_ns=N round_trips=COUNT
- * cpu_ns=M": wall time of the timed loop, and the CPU time this (main) thread spent in it, from
- * /proc/thread-self/schedstat (the shim's receiver thread is the same in both programs).
+ * cpu_ns=M proc_cpu_ns=P": wall time of the timed loop, the CPU time this (main) thread spent
+ * in it, from /proc/thread-self/schedstat (the shim's receiver thread is the same in both
+ * programs), and the user + system CPU time of the whole process (every thread, the shim's
+ * too) in it, from getrusage(RUSAGE_SELF).
  */
 #include <endian.h>
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <infiniband/umad.h>
@@ -82,6 +85,17 @@ static long long thread_cpu_ns(void)
 	return ns;
 }
 
+/* User + system CPU time of the whole process so far, in ns; -1 if unknown. */
+static long long process_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return -1;
+	return ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+}
+
 /* COUNT round trips with WINDOW in flight. */
 static void run(long window, long count)
 {
@@ -113,7 +127,7 @@ static long number(const char *s, const char *what)
 int main(int argc, char **argv)
 {
 	struct timespec t0, t1;
-	long long cpu0, cpu1;
+	long long cpu0, cpu1, proc0, proc1;
 	long window, warmup, count;
 	const char *hex;
 	uint8_t request[256];
@@ -162,14 +176,17 @@ int main(int argc, char **argv)
 	umad_set_addr(sendbuf, 0xffff, 0, 0, 0);
 
 	run(window, warmup);
+	proc0 = process_cpu_ns();
 	cpu0 = thread_cpu_ns();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	run(window, count);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cpu1 = thread_cpu_ns();
-	printf("elapsed_ns=%lld round_trips=%ld cpu_ns=%lld\n",
+	proc1 = process_cpu_ns();
+	printf("elapsed_ns=%lld round_trips=%ld cpu_ns=%lld proc_cpu_ns=%lld\n",
 	       (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec), count,
-	       cpu0 < 0 || cpu1 < 0 ? -1LL : cpu1 - cpu0);
+	       cpu0 < 0 || cpu1 < 0 ? -1LL : cpu1 - cpu0,
+	       proc0 < 0 || proc1 < 0 ? -1LL : proc1 - proc0);
 
 	umad_unregister(portid, agent);
 	umad_close_port(portid);

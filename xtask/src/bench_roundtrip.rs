@@ -18,7 +18,13 @@
 //! Runs are interleaved (C and Rust alternately, the order flipped every run) on one ibsim,
 //! medians of N ≥ 9 runs (default 11). Pinning and the options are those of `bench-libibumad`
 //! ([`crate::bench`]); by default everything shares one CPU, where user-space cost counts
-//! most. Prints the rates and Rust ÷ C per row (goal ≥ 1.00).
+//! most. Prints the rates and Rust ÷ C per row (goal ≥ 1.00), then the cost model per row:
+//! the CPU time per round trip (one request MAD and its response) of each whole client
+//! process — user + system of every thread, the shim's receiver thread included, from
+//! `getrusage(RUSAGE_SELF)` around the timed loop ([`ibsim_harness::self_cpu`]; the C program
+//! calls the same) — Rust ÷ C, and the Rust client's heap allocations per round trip (this
+//! binary's global allocator is [`ibsim_harness::CountingAlloc`]; the test
+//! `crates/umad/tests/alloc_per_mad.rs` ratchets the same figures on an in-process transport).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -242,7 +248,59 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "goal Rust ÷ C ≥ 1.00 on every row: {}",
         met(verdicts.iter().all(|&v| v))
     );
+    println!(
+        "\n  {:32} {:>9} {:>9} {:>8} {:>10} {:>10}",
+        "cost per round trip", "Rust µs", "C µs", "Rust÷C", "wall R÷C", "allocs"
+    );
+    for (row, [c, rust]) in ROWS.iter().zip(&reports) {
+        let k = cost_row(row.count, c, rust);
+        let f = |v: Option<f64>, prec: usize| v.map_or("?".to_string(), |x| format!("{x:.prec$}"));
+        println!(
+            "  {:32} {:>9} {:>9} {:>8} {:>10.2} {:>10}",
+            row.label,
+            f(k.rust_cpu_us, 2),
+            f(k.c_cpu_us, 2),
+            f(k.rust_cpu_us.zip(k.c_cpu_us).map(|(r, c)| r / c), 2),
+            k.wall_ratio,
+            f(k.allocs, 2),
+        );
+    }
+    println!(
+        "  (process CPU, user + sys of every thread, per round trip, medians; Rust÷C ≤ 1 = Rust \
+         spends less; wall R÷C = Rust ÷ C time per round trip; allocs = the Rust client's heap \
+         allocations per round trip)"
+    );
     Ok(())
+}
+
+/// One row of the cost table: medians per round trip.
+#[derive(Debug, PartialEq)]
+struct CostRow {
+    /// Whole-process CPU µs (`None` if a client could not tell).
+    rust_cpu_us: Option<f64>,
+    c_cpu_us: Option<f64>,
+    /// Median wall per round trip, Rust ÷ C (the reciprocal of the rate ratio).
+    wall_ratio: f64,
+    /// The Rust client's allocations.
+    allocs: Option<f64>,
+}
+
+fn cost_row(count: usize, c: &[Report], rust: &[Report]) -> CostRow {
+    let n = count.max(1) as f64;
+    let per = |v: &[Report], f: fn(&Report) -> Option<f64>| {
+        let x: Option<Vec<f64>> = v.iter().map(|r| f(r).map(|x| x / n)).collect();
+        x.filter(|x| !x.is_empty()).map(|x| median_f64(&x))
+    };
+    let cpu = |r: &Report| r.proc_cpu.map(|d| d.as_secs_f64() * 1e6);
+    let wall = |r: &Report| Some(r.wall.as_secs_f64());
+    let wall_ratio =
+        per(rust, wall).unwrap_or(0.0) / per(c, wall).unwrap_or(0.0).max(f64::MIN_POSITIVE);
+    CostRow {
+        rust_cpu_us: per(rust, cpu),
+        c_cpu_us: per(c, cpu),
+        wall_ratio,
+        allocs: per(rust, |r| r.allocs.map(|a| a as f64)),
+    }
 }
 
 /// One row's figures from its reports.
@@ -346,15 +404,19 @@ impl Clients<'_> {
 /// Set (to anything) for a Rust client that checks the first reply's NodeInfo: a switch.
 const CHECK_NODE_ENV: &str = "UMAD_XTASK_CHECK_NODE";
 
-/// What a client measured: the wall time of its timed loop and the CPU time its main thread
-/// spent in it (`None` when it could not tell).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a client measured: the wall time of its timed loop, the CPU time its main thread and
+/// its whole process spent in it, and (the Rust client) the heap allocations it made in it
+/// (`None` when it could not tell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Report {
     wall: Duration,
     cpu: Option<Duration>,
+    proc_cpu: Option<Duration>,
+    allocs: Option<u64>,
 }
 
-/// `elapsed_ns=N round_trips=COUNT cpu_ns=M` → the report, after checking COUNT.
+/// `elapsed_ns=N round_trips=COUNT cpu_ns=M [proc_cpu_ns=P] [allocs=A]` → the report, after
+/// checking COUNT (a negative or missing figure is unknown).
 fn parse_report(out: &str, count: usize) -> Result<Report, String> {
     let line = out
         .lines()
@@ -363,19 +425,22 @@ fn parse_report(out: &str, count: usize) -> Result<Report, String> {
         .ok_or_else(|| format!("no elapsed_ns= line in its output {out:?}"))?;
     let mut ns = None;
     let mut trips = None;
-    let mut cpu = None;
+    let mut rep = Report::default();
+    let nanos = |v: &str| v.parse::<u64>().ok().map(Duration::from_nanos);
     for field in line.split_whitespace() {
         match field.split_once('=') {
             Some(("elapsed_ns", v)) => ns = v.parse::<u64>().ok(),
             Some(("round_trips", v)) => trips = v.parse::<usize>().ok(),
-            Some(("cpu_ns", v)) => cpu = v.parse::<u64>().ok().map(Duration::from_nanos),
+            Some(("cpu_ns", v)) => rep.cpu = nanos(v),
+            Some(("proc_cpu_ns", v)) => rep.proc_cpu = nanos(v),
+            Some(("allocs", v)) => rep.allocs = v.parse::<u64>().ok(),
             _ => {}
         }
     }
     match (ns, trips) {
         (Some(ns), Some(t)) if t == count => Ok(Report {
             wall: Duration::from_nanos(ns),
-            cpu,
+            ..rep
         }),
         _ => Err(format!("bad report {line:?} (wanted {count} round trips)")),
     }
@@ -396,7 +461,8 @@ fn from_hex(s: &str) -> Result<Vec<u8>, String> {
 }
 
 /// The Rust client: `bench-roundtrip-child MODE WINDOW WARMUP COUNT MAD_HEX` (run under
-/// umad2sim by [`run`]); prints `elapsed_ns=N round_trips=COUNT` as the C program does.
+/// umad2sim by [`run`]); prints `elapsed_ns=N round_trips=COUNT cpu_ns=M proc_cpu_ns=P` as
+/// the C program does, and `allocs=A`, the heap allocations of the timed loop.
 pub fn child(args: &[String]) -> Result<(), String> {
     let [mode, window, warmup, count, hex] = args else {
         return Err(format!(
@@ -425,10 +491,9 @@ pub fn child(args: &[String]) -> Result<(), String> {
             .timeout(Duration::from_millis(TIMEOUT_MS.into()))
             .retries(RETRIES);
         rpc_run(&rpc, &req, window, warmup)?;
-        let cpu = thread_cpu();
-        let started = Instant::now();
+        let before = Before::now();
         rpc_run(&rpc, &req, window, count)?;
-        (started.elapsed(), cpu.zip(thread_cpu()))
+        before.measured()
     } else {
         let agent = port
             .register(&AgentSpec::new(request[1], request[2]))
@@ -441,18 +506,61 @@ pub fn child(args: &[String]) -> Result<(), String> {
             addr: MadAddr::directed_route(),
         };
         client.run(mode, window, warmup)?;
-        let cpu = thread_cpu();
-        let started = Instant::now();
+        let before = Before::now();
         client.run(mode, window, count)?;
-        (started.elapsed(), cpu.zip(thread_cpu()))
+        before.measured()
     };
-    let (elapsed, cpu) = elapsed;
-    let cpu_ns = cpu.map_or(-1, |(a, b)| b.as_nanos() as i64 - a.as_nanos() as i64);
+    let ns = |d: Option<Duration>| d.map_or(-1, |d| d.as_nanos() as i64);
     println!(
-        "elapsed_ns={} round_trips={count} cpu_ns={cpu_ns}",
-        elapsed.as_nanos()
+        "elapsed_ns={} round_trips={count} cpu_ns={} proc_cpu_ns={} allocs={}",
+        elapsed.wall.as_nanos(),
+        ns(elapsed.cpu),
+        ns(elapsed.proc_cpu),
+        elapsed.allocs.unwrap_or(0),
     );
     Ok(())
+}
+
+/// The clocks and counters at the start of a timed loop.
+struct Before {
+    thread: Option<Duration>,
+    process: Option<Duration>,
+    allocs: u64,
+    started: Instant,
+}
+
+impl Before {
+    fn now() -> Before {
+        let (thread, process, allocs) = (
+            thread_cpu(),
+            ibsim_harness::self_cpu(),
+            ibsim_harness::allocations(),
+        );
+        Before {
+            thread,
+            process,
+            allocs,
+            started: Instant::now(),
+        }
+    }
+
+    /// What the loop since [`Before::now`] took.
+    fn measured(self) -> Report {
+        let wall = self.started.elapsed();
+        let (allocs, process, thread) = (
+            ibsim_harness::allocations(),
+            ibsim_harness::self_cpu(),
+            thread_cpu(),
+        );
+        let since =
+            |a: Option<Duration>, b: Option<Duration>| a.zip(b).map(|(a, b)| b.saturating_sub(a));
+        Report {
+            wall,
+            cpu: since(self.thread, thread),
+            proc_cpu: since(self.process, process),
+            allocs: Some(allocs - self.allocs),
+        }
+    }
 }
 
 /// The CPU time of the calling thread so far (the first field of
@@ -614,14 +722,27 @@ mod tests {
             parse_report("x\nelapsed_ns=2500000 round_trips=10 cpu_ns=700\n", 10),
             Ok(Report {
                 wall: Duration::from_micros(2500),
-                cpu: Some(Duration::from_nanos(700))
+                cpu: Some(Duration::from_nanos(700)),
+                ..Report::default()
             })
         );
         assert_eq!(
             parse_report("elapsed_ns=5 round_trips=10 cpu_ns=-1\n", 10),
             Ok(Report {
                 wall: Duration::from_nanos(5),
-                cpu: None
+                ..Report::default()
+            })
+        );
+        assert_eq!(
+            parse_report(
+                "elapsed_ns=5 round_trips=10 cpu_ns=3 proc_cpu_ns=4 allocs=20\n",
+                10
+            ),
+            Ok(Report {
+                wall: Duration::from_nanos(5),
+                cpu: Some(Duration::from_nanos(3)),
+                proc_cpu: Some(Duration::from_nanos(4)),
+                allocs: Some(20),
             })
         );
         assert!(parse_report("elapsed_ns=5 round_trips=9\n", 10).is_err());
@@ -643,6 +764,7 @@ mod tests {
         let rep = |ms: u64, cpu_us: Option<u64>| Report {
             wall: Duration::from_millis(ms),
             cpu: cpu_us.map(Duration::from_micros),
+            ..Report::default()
         };
         let c = [rep(10, Some(500)), rep(20, Some(700)), rep(30, Some(900))];
         let rust = [rep(10, Some(400)), rep(5, Some(100)), rep(8, Some(300))];
@@ -654,6 +776,33 @@ mod tests {
         assert_eq!(t.rust_cpu_us, Some(3.0));
         let unknown = [rep(10, None)];
         assert_eq!(table_row(100, &unknown, &rust).c_cpu_us, None);
+    }
+
+    #[test]
+    fn cost_rows() {
+        let rep = |ms: u64, proc_us: Option<u64>, allocs: Option<u64>| Report {
+            wall: Duration::from_millis(ms),
+            proc_cpu: proc_us.map(Duration::from_micros),
+            allocs,
+            ..Report::default()
+        };
+        let c = [
+            rep(10, Some(500), None),
+            rep(20, Some(700), None),
+            rep(30, Some(900), None),
+        ];
+        let rust = [
+            rep(10, Some(400), Some(300)),
+            rep(5, Some(100), Some(100)),
+            rep(8, Some(300), Some(200)),
+        ];
+        let k = cost_row(100, &c, &rust);
+        assert_eq!(k.c_cpu_us, Some(7.0));
+        assert_eq!(k.rust_cpu_us, Some(3.0));
+        assert_eq!(k.wall_ratio, 0.4);
+        assert_eq!(k.allocs, Some(2.0));
+        assert_eq!(cost_row(100, &c, &c).allocs, None);
+        assert_eq!(cost_row(100, &[rep(1, None, None)], &rust).c_cpu_us, None);
     }
 
     #[test]

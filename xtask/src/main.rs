@@ -18,6 +18,11 @@ mod realkernel;
 mod stats;
 mod testrun;
 
+/// Counts heap allocations (for `bench-roundtrip`'s allocations per round trip); otherwise
+/// the system allocator, at the cost of one relaxed atomic add per allocation.
+#[global_allocator]
+static ALLOC: ibsim_harness::CountingAlloc = ibsim_harness::CountingAlloc;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
