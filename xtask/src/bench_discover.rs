@@ -9,6 +9,8 @@
 //!
 //! * `umad ibnetdiscover -m` (the binary of `crates/umad-cli`) on the native ibsim transport
 //!   (`UMAD_IBSIM`, default window): process wall time;
+//! * the same on the kernel transport under umad2sim (`UMAD_IBSIM` unset, so `umad` opens
+//!   `/dev/infiniband/umad*`, which the shim serves, as C does): process wall time;
 //! * C `ibnetdiscover -m` under umad2sim, default (2 SMPs outstanding), and with `-o 128`:
 //!   process wall time;
 //! * the floor: directed-route NodeInfo SMPs blasted from this process over the native
@@ -19,6 +21,12 @@
 //! used`), umad ÷ C default (goal ≤ [`GOAL_VS_DEFAULT`]), umad ÷ C `-o 128` (goal ≤
 //! [`GOAL_VS_O128`]), and the fraction of the floor: (umad's SMPs ÷ the best MAD rate) ÷ umad's
 //! wall, 1.00 being as fast as ibsim answers. Method and anchors: docs/performance.md.
+//!
+//! The cost model, for every discovery process: its CPU time (user + system of every thread,
+//! from `getrusage(RUSAGE_CHILDREN)` before and after the run,
+//! [`ibsim_harness::children_cpu`]) ÷ the SMPs that run reports, medians; and on the kernel
+//! transport, where both sides go through the same shim, umad ÷ C `-o 128` CPU per SMP (goal
+//! ≤ [`GOAL_CPU_KERNEL`]) and wall (goal ≤ [`GOAL_WALL_KERNEL`]).
 //!
 //! A discovery that does not list every node of the netfile fails the command (untimed first
 //! runs are checked in full; timed runs by their node count). Without `crates/umad-cli` (or
@@ -35,14 +43,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ibmad::NodeType;
-use ibsim_harness::{run_with_timeout, Ibsim, Need, TempDir};
+use ibsim_harness::{children_cpu, run_with_timeout, Ibsim, Need, TempDir};
 use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::IbsimOptions;
 
 use crate::bench::{self, Opts};
 use crate::fattree::FatTree;
 use crate::raw_smps::RawSmps;
-use crate::stats::{goal_met, median, met, ms, per_second, ratio, sorted_ms, Goal};
+use crate::stats::{goal_met, median, median_f64, met, ms, per_second, ratio, sorted_ms, Goal};
 
 const COMMAND: &str = "bench-discover";
 const DEFAULT_RUNS: usize = 11;
@@ -72,6 +80,10 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 const GOAL_VS_DEFAULT: f64 = 0.12;
 /// umad ÷ C `-o 128` wall to reach.
 const GOAL_VS_O128: f64 = 0.40;
+/// umad (kernel transport) ÷ C `-o 128` CPU per SMP to reach, both under umad2sim.
+const GOAL_CPU_KERNEL: f64 = 0.5;
+/// umad (kernel transport) ÷ C `-o 128` wall to reach, both under umad2sim.
+const GOAL_WALL_KERNEL: f64 = 0.8;
 /// Environment variable naming a `umad` binary to measure instead of building crates/umad-cli.
 const UMAD_BIN_ENV: &str = "UMAD_BIN";
 
@@ -79,6 +91,8 @@ const UMAD_BIN_ENV: &str = "UMAD_BIN";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Contender {
     Umad,
+    /// `umad` under umad2sim, on its kernel transport.
+    UmadKernel,
     CDefault,
     C128,
     /// The floor blaster with `WINDOWS[i]` in flight.
@@ -90,8 +104,13 @@ enum Contender {
 struct Figures {
     nodes: usize,
     umad: Option<(Duration, u64)>,
+    /// `umad` on the kernel transport: median wall, SMPs.
+    umad_kernel: Option<(Duration, u64)>,
     c_default: (Duration, u64),
     c_128: Duration,
+    /// Median process CPU µs per SMP of umad, umad (kernel), C default, C `-o 128` (`None`
+    /// when not measured or unknown).
+    cpu_per_smp: [Option<f64>; 4],
     /// Median MADs/s per window of [`WINDOWS`].
     floor_rates: Vec<f64>,
 }
@@ -207,9 +226,12 @@ fn measure(tree: &FatTree, runs: usize, umad: Option<&Path>) -> Result<Figures, 
     // Untimed first runs, checked in full.
     let c_mads = discoverer.checked(Contender::CDefault, nodes)?;
     discoverer.checked(Contender::C128, nodes)?;
-    let umad_mads = match umad {
-        Some(_) => Some(discoverer.checked(Contender::Umad, nodes)?),
-        None => None,
+    let (umad_mads, umad_kernel_mads) = match umad {
+        Some(_) => (
+            Some(discoverer.checked(Contender::Umad, nodes)?),
+            Some(discoverer.checked(Contender::UmadKernel, nodes)?),
+        ),
+        None => (None, None),
     };
     // The floor: from the default node (H-host0001) up its leaf to the first spine.
     let uplink = u8::try_from(tree.hosts_per_leaf + 1).map_err(|_| "leaf uplink port > 255")?;
@@ -227,10 +249,12 @@ fn measure(tree: &FatTree, runs: usize, umad: Option<&Path>) -> Result<Figures, 
 
     let mut contenders = vec![Contender::CDefault, Contender::C128];
     if umad.is_some() {
-        contenders.insert(0, Contender::Umad);
+        contenders.splice(0..0, [Contender::Umad, Contender::UmadKernel]);
     }
     contenders.extend((0..WINDOWS.len()).map(Contender::Floor));
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); contenders.len()];
+    // Process CPU µs per SMP of each run (`None`: unknown).
+    let mut cpus: Vec<Vec<Option<f64>>> = vec![Vec::with_capacity(runs); contenders.len()];
     for i in 0..runs {
         for k in 0..contenders.len() {
             let idx = (i + k) % contenders.len();
@@ -239,7 +263,14 @@ fn measure(tree: &FatTree, runs: usize, umad: Option<&Path>) -> Result<Figures, 
                     raw.window = WINDOWS[w];
                     raw.run(RAW_MADS)?
                 }
-                c => discoverer.timed(c, nodes)?,
+                c => {
+                    let run = discoverer.timed(c, nodes)?;
+                    cpus[idx].push(
+                        run.cpu
+                            .map(|d| d.as_secs_f64() * 1e6 / run.mads.max(1) as f64),
+                    );
+                    run.wall
+                }
             };
             times[idx].push(t);
         }
@@ -249,14 +280,27 @@ fn measure(tree: &FatTree, runs: usize, umad: Option<&Path>) -> Result<Figures, 
         let i = contenders.iter().position(|&x| x == c).unwrap_or(0);
         median(&times[i])
     };
+    let cpu = |c: Contender| -> Option<f64> {
+        let i = contenders.iter().position(|&x| x == c)?;
+        let v: Option<Vec<f64>> = cpus[i].iter().copied().collect();
+        v.filter(|v| !v.is_empty()).map(|v| median_f64(&v))
+    };
     for (c, t) in contenders.iter().zip(&times) {
         println!("  {:28} (ms, sorted): {}", label(*c), sorted_ms(t));
     }
     Ok(Figures {
         nodes,
         umad: umad_mads.map(|m| (med(Contender::Umad), m)),
+        umad_kernel: umad_kernel_mads.map(|m| (med(Contender::UmadKernel), m)),
         c_default: (med(Contender::CDefault), c_mads),
         c_128: med(Contender::C128),
+        cpu_per_smp: [
+            Contender::Umad,
+            Contender::UmadKernel,
+            Contender::CDefault,
+            Contender::C128,
+        ]
+        .map(cpu),
         floor_rates: (0..WINDOWS.len())
             .map(|w| per_second(RAW_MADS as u64, med(Contender::Floor(w))))
             .collect(),
@@ -266,6 +310,7 @@ fn measure(tree: &FatTree, runs: usize, umad: Option<&Path>) -> Result<Figures, 
 fn label(c: Contender) -> String {
     match c {
         Contender::Umad => "umad ibnetdiscover".into(),
+        Contender::UmadKernel => "umad ibnetdiscover (kernel)".into(),
         Contender::CDefault => "C ibnetdiscover".into(),
         Contender::C128 => "C ibnetdiscover -o 128".into(),
         Contender::Floor(w) => format!("floor, {} in flight", WINDOWS[w]),
@@ -288,6 +333,12 @@ fn report(tree: &FatTree, f: &Figures, runs: usize, placement: &str) {
     if let Some((wall, mads)) = f.umad {
         println!(
             "  umad ibnetdiscover           {:8.1} ms  {mads} MADs",
+            ms(wall)
+        );
+    }
+    if let Some((wall, mads)) = f.umad_kernel {
+        println!(
+            "  umad ibnetdiscover (kernel)  {:8.1} ms  {mads} MADs (under umad2sim)",
             ms(wall)
         );
     }
@@ -324,6 +375,33 @@ fn report(tree: &FatTree, f: &Figures, runs: usize, placement: &str) {
             ratio(floor, wall)
         );
     }
+    let us = |v: Option<f64>| v.map_or("?".to_string(), |x| format!("{x:.2}"));
+    let [u, uk, cd, c128] = f.cpu_per_smp;
+    println!(
+        "  process CPU µs per SMP: umad {}, umad (kernel) {}, C default {}, C -o 128 {}",
+        us(u),
+        us(uk),
+        us(cd),
+        us(c128)
+    );
+    if let Some((wall, _)) = f.umad_kernel {
+        let w = ratio(wall, f.c_128);
+        let cpu_line = match uk.zip(c128) {
+            Some((a, b)) => {
+                let r = a / b.max(f64::MIN_POSITIVE);
+                format!(
+                    "CPU per SMP {r:.3} (goal ≤ {GOAL_CPU_KERNEL:.2}: {})",
+                    met(goal_met(r, Goal::AtMost(GOAL_CPU_KERNEL)))
+                )
+            }
+            None => "CPU per SMP ?".to_string(),
+        };
+        println!(
+            "  kernel transport, umad ÷ C -o 128: {cpu_line}, wall {w:.3} (goal ≤ \
+             {GOAL_WALL_KERNEL:.2}: {})",
+            met(goal_met(w, Goal::AtMost(GOAL_WALL_KERNEL)))
+        );
+    }
 }
 
 /// The closing table, one line per fabric.
@@ -356,6 +434,41 @@ fn summary(all: &[(FatTree, Figures)]) {
         "  goals: umad ÷ C default ≤ {GOAL_VS_DEFAULT:.2}, umad ÷ C -o 128 ≤ {GOAL_VS_O128:.2}; \
          floor = SMPs ÷ best raw MAD rate, 'of floor' = floor ÷ umad wall"
     );
+    println!(
+        "\n  {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "nodes",
+        "umad µs",
+        "kernel µs",
+        "C µs",
+        "-o128 µs",
+        "CPU ÷-o128",
+        "kernel ms",
+        "wall ÷-o128"
+    );
+    for (_, f) in all {
+        let us = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+        let [u, uk, cd, c128] = f.cpu_per_smp;
+        let cpu_ratio = uk.zip(c128).map(|(a, b)| a / b.max(f64::MIN_POSITIVE));
+        let (wall, wall_ratio) = match f.umad_kernel {
+            Some((w, _)) => (format!("{:.1}", ms(w)), format!("{:.3}", ratio(w, f.c_128))),
+            None => ("-".into(), "-".into()),
+        };
+        println!(
+            "  {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {wall:>10} {wall_ratio:>10}",
+            f.nodes,
+            us(u),
+            us(uk),
+            us(cd),
+            us(c128),
+            cpu_ratio.map_or("-".to_string(), |r| format!("{r:.3}")),
+        );
+    }
+    println!(
+        "  process CPU per SMP (user + sys, getrusage of each child ÷ the SMPs it reports), \
+         medians: umad (native), umad (kernel transport under umad2sim), C default, C -o 128; \
+         goals on the kernel transport: umad ÷ C -o 128 CPU per SMP ≤ {GOAL_CPU_KERNEL:.2}, \
+         wall ≤ {GOAL_WALL_KERNEL:.2}"
+    );
 }
 
 /// Runs the discovery processes of one ibsim.
@@ -382,6 +495,16 @@ impl Discoverer<'_> {
                     .env_remove("LD_PRELOAD");
                 cmd
             }
+            Contender::UmadKernel => {
+                let umad = self.umad.ok_or("no umad binary")?;
+                // UMAD_IBSIM unset: umad takes the kernel transport, which the shim serves.
+                let mut cmd = self.sim.umad2sim_command(umad);
+                cmd.arg("ibnetdiscover")
+                    .env_remove(ENV_SOCKET)
+                    .env_remove(ENV_NODE)
+                    .env_remove("LD_LIBRARY_PATH");
+                cmd
+            }
             Contender::CDefault | Contender::C128 => {
                 let mut cmd = self.sim.umad2sim_command("ibnetdiscover");
                 cmd.env_remove("LD_LIBRARY_PATH").env_remove(ENV_SOCKET);
@@ -396,13 +519,18 @@ impl Discoverer<'_> {
         Ok(cmd)
     }
 
-    /// One run: its wall time and output, failing unless it exited 0.
-    fn run(&self, c: Contender) -> Result<(Duration, String), String> {
+    /// One run: its wall time, its CPU time (`None`: unknown) and its output, failing unless
+    /// it exited 0.
+    fn run(&self, c: Contender) -> Result<(Duration, Option<Duration>, String), String> {
         let mut cmd = self.command(c)?;
+        let cpu_before = children_cpu();
         let started = Instant::now();
         let out =
             run_with_timeout(&mut cmd, RUN_TIMEOUT).map_err(|e| format!("{}: {e}", label(c)))?;
         let wall = started.elapsed();
+        let cpu = cpu_before
+            .zip(children_cpu())
+            .map(|(a, b)| b.saturating_sub(a));
         if !out.status.success() {
             return Err(format!(
                 "{} failed ({}):\n{}",
@@ -411,12 +539,12 @@ impl Discoverer<'_> {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        Ok((wall, String::from_utf8_lossy(&out.stdout).into_owned()))
+        Ok((wall, cpu, String::from_utf8_lossy(&out.stdout).into_owned()))
     }
 
     /// An untimed run that must list every node once; returns its MAD count.
     fn checked(&self, c: Contender, nodes: usize) -> Result<u64, String> {
-        let (_, out) = self.run(c)?;
+        let (_, _, out) = self.run(c)?;
         let listed = node_names(&out);
         let distinct: std::collections::BTreeSet<&str> = listed.iter().copied().collect();
         if listed.len() != nodes || distinct.len() != nodes {
@@ -431,8 +559,8 @@ impl Discoverer<'_> {
     }
 
     /// A timed run, checked by its node count.
-    fn timed(&self, c: Contender, nodes: usize) -> Result<Duration, String> {
-        let (wall, out) = self.run(c)?;
+    fn timed(&self, c: Contender, nodes: usize) -> Result<TimedRun, String> {
+        let (wall, cpu, out) = self.run(c)?;
         let n = node_names(&out).len();
         if n != nodes {
             return Err(format!(
@@ -440,8 +568,19 @@ impl Discoverer<'_> {
                 label(c)
             ));
         }
-        Ok(wall)
+        let mads =
+            total_mads(&out).ok_or_else(|| format!("{}: no '# Total MADs used' line", label(c)))?;
+        Ok(TimedRun { wall, cpu, mads })
     }
+}
+
+/// What one timed discovery took.
+struct TimedRun {
+    wall: Duration,
+    /// The process's user + system CPU time (`None`: unknown).
+    cpu: Option<Duration>,
+    /// The SMPs it reports.
+    mads: u64,
 }
 
 /// The quoted node ids of ibnetdiscover's `Switch`/`Ca`/`Rt` lines (`Ca\t1 "H-…"`).
