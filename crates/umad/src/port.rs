@@ -512,35 +512,38 @@ impl Port {
         Ok(agent)
     }
 
-    /// Takes everything in the inboxes of `owner`'s agents, reading from the transport on
-    /// everyone's behalf meanwhile, until something is there or `until` passes (then the
-    /// result is empty).
+    /// Moves everything in the inboxes of `owner`'s agents to the end of `all`, reading from
+    /// the transport on everyone's behalf meanwhile, until something is there or `until`
+    /// passes (then nothing is added).
     pub(crate) fn recv_owned(
         &self,
         owner: u64,
         until: Option<Instant>,
         gather: bool,
-    ) -> Result<Vec<Received>> {
-        let take = |mux: &mut Mux| {
-            let mut all = Vec::new();
+        all: &mut Vec<Received>,
+    ) -> Result<()> {
+        // Into the caller's buffer: a reader that keeps it allocates nothing per batch.
+        let mut take = |mux: &mut Mux| {
+            let before = all.len();
             for (o, inbox) in mux.owned.values_mut() {
                 if *o == owner {
                     all.extend(inbox.drain(..));
                 }
             }
-            (!all.is_empty()).then_some(Ok(all))
+            (all.len() > before).then_some(Ok(()))
         };
-        let Some(mut all) = self.wait(until, ReadFor::Route, take)? else {
-            return Ok(Vec::new());
-        };
+        if self.wait(until, ReadFor::Route, &mut take)?.is_none() {
+            return Ok(());
+        }
         // `gather`: whatever else has arrived comes along (without waiting), so the engine
         // handles it all in one go and sends what it frees up together.
         if gather {
-            while let Some(more) = self.wait(Some(Instant::now()), ReadFor::Route, take)? {
-                all.extend(more);
-            }
+            while self
+                .wait(Some(Instant::now()), ReadFor::Route, &mut take)?
+                .is_some()
+            {}
         }
-        Ok(all)
+        Ok(())
     }
 
     fn mux(&self) -> MutexGuard<'_, Mux> {

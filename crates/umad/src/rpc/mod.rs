@@ -404,6 +404,9 @@ struct State {
     claimed_done: HashMap<Ticket, Completion>,
     /// A thread is reading from the port for the engine.
     reading: bool,
+    /// The reader's batch buffer, kept between reads (taken while it reads): no allocation
+    /// per batch.
+    inbox: Vec<crate::Received>,
     /// The reader is handling what it read: requests launched meanwhile are sent deferred
     /// and flushed together when it is done.
     corked: bool,
@@ -1045,22 +1048,25 @@ impl Rpc {
         };
         st.reading = true;
         let gather = st.flights.len() > 1 && self.port().transport().defers_sends();
+        let mut all = std::mem::take(&mut st.inbox);
         drop(st);
         let mut reading = Reading {
             inner: &self.inner,
             armed: true,
         };
-        let got = self.port().recv_owned(self.inner.owner, Some(wake), gather);
+        let got = self
+            .port()
+            .recv_owned(self.inner.owner, Some(wake), gather, &mut all);
         let mut st = self.inner.lock();
         reading.armed = false;
         st.reading = false;
         // The requests that the answers make room for leave together, after all are handled.
         st.corked = true;
-        let result = got.map(|all| {
-            for r in all {
-                self.dispatch(&mut st, r);
-            }
-        });
+        for r in all.drain(..) {
+            self.dispatch(&mut st, r);
+        }
+        st.inbox = all;
+        let result = got;
         self.expire(&mut st, Instant::now());
         st.corked = false;
         let flushed = self.port().transport().flush();
