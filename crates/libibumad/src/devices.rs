@@ -23,7 +23,7 @@ use umad::device::{
     resolve_among, smi_gsi_pair_of, smi_gsi_pairs_of, Ca, CaPair, Devices, FailedPart, NoPkeys,
     PortAttrs, PortChoice, ReadFailure, ScanObserver,
 };
-use umad::{Error, IbsimOptions};
+use umad::Error;
 
 use crate::ffi::{
     errno, field_bytes, opt_cstr, opt_mut, opt_slice_mut, put_name, put_str, put_sysfs_text,
@@ -44,7 +44,7 @@ pub(crate) enum Source {
     /// `/sys/class/infiniband` and friends.
     Sysfs(Devices),
     /// The ibsim connection.
-    Sim(&'static IbsimOptions),
+    Sim(&'static sim::SimEnv),
 }
 
 impl Source {
@@ -58,9 +58,9 @@ impl Source {
 
     /// The simulated CA, or the error reading it (`errno` left alone: C reads sysfs here, and
     /// sets it from that where it matters).
-    fn sim_ca(opts: &IbsimOptions) -> umad::Result<Ca> {
+    fn sim_ca(env: &sim::SimEnv) -> umad::Result<Ca> {
         let saved = errno();
-        let ca = sim::no_cancel(|| sim::ca(opts));
+        let ca = sim::no_cancel(|| sim::ca(env));
         set_errno(saved);
         ca
     }

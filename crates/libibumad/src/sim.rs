@@ -32,7 +32,7 @@ use std::time::Duration;
 use umad::device::Ca;
 use umad::{AgentId, AgentSpec, IbsimOptions, Issm, Port};
 
-use crate::global::trace;
+use crate::global::{ibwarn, trace};
 
 /// What `umad_get_issm_path` hands out under `UMAD_IBSIM`: a path whose `open` succeeds (opensm
 /// keeps it open as the kernel's `issmN`), but that controls nothing — IsSM follows the
@@ -45,10 +45,28 @@ pub(crate) const UMAD_ID: u32 = 0;
 /// The longest a simulated wait runs without a cancellation point.
 pub(crate) const SLICE: Duration = Duration::from_millis(50);
 
-/// The ibsim to use, from the environment (read once per process); `None`: the kernel.
-pub(crate) fn options() -> Option<&'static IbsimOptions> {
-    static OPTIONS: OnceLock<Option<IbsimOptions>> = OnceLock::new();
-    OPTIONS.get_or_init(IbsimOptions::from_env).as_ref()
+/// The ibsim the environment asks for: its options, or why `UMAD_IBSIM` / `UMAD_IBSIM_NODE`
+/// cannot be used (not UTF-8). A bad value is not taken for "no ibsim": the process asked
+/// for the simulator, so every connection fails as a failed ibsim connect does.
+pub(crate) type SimEnv = Result<IbsimOptions, String>;
+
+/// The ibsim to use, from the environment (read once per process); `None`: the kernel. A
+/// value that cannot be used is printed once, as libibumad prints its warnings.
+pub(crate) fn options() -> Option<&'static SimEnv> {
+    static OPTIONS: OnceLock<Option<SimEnv>> = OnceLock::new();
+    OPTIONS
+        .get_or_init(|| match IbsimOptions::from_env() {
+            Ok(opts) => opts.map(Ok),
+            Err(e) => {
+                ibwarn("umad_ibsim", format_args!("{e}"));
+                Some(Err(match e {
+                    // Kept as the reason, to be the same error again at each connect.
+                    umad::Error::InvalidArgument(why) => why,
+                    other => other.to_string(),
+                }))
+            }
+        })
+        .as_ref()
 }
 
 /// Whether the drop-in runs over ibsim (`UMAD_IBSIM` set).
@@ -134,7 +152,11 @@ extern "C" fn close_all_at_exit() {
     }
 }
 
-fn connect(opts: &IbsimOptions) -> umad::Result<Arc<SimPort>> {
+fn connect(env: &SimEnv) -> umad::Result<Arc<SimPort>> {
+    // A bad environment fails here, where a connect to ibsim fails, with the same results.
+    let opts = env
+        .as_ref()
+        .map_err(|why| umad::Error::InvalidArgument(why.clone()))?;
     Ok(Arc::new(SimPort {
         servers: Mutex::new(Servers::default()),
         port: Port::open_ibsim(opts)?,
@@ -156,12 +178,12 @@ fn started(guard: &mut Option<Session>) -> &mut Session {
 }
 
 /// Opens a simulated port and returns its port id.
-pub(crate) fn open(opts: &IbsimOptions) -> umad::Result<c_int> {
+pub(crate) fn open(env: &SimEnv) -> umad::Result<c_int> {
     let mut guard = session();
     let s = started(&mut guard);
     let port = match s.idle.take() {
         Some(p) => p,
-        None => connect(opts)?,
+        None => connect(env)?,
     };
     let id = port.port.as_raw_fd();
     s.ports.insert(id, port);
@@ -188,7 +210,7 @@ pub(crate) fn close(portid: c_int) -> bool {
 
 /// The simulated CA, read now through a connection of this process (an open port's, else the
 /// idle one, opened if need be).
-pub(crate) fn ca(opts: &IbsimOptions) -> umad::Result<Ca> {
+pub(crate) fn ca(env: &SimEnv) -> umad::Result<Ca> {
     let conn = {
         let mut guard = session();
         let s = started(&mut guard);
@@ -196,7 +218,7 @@ pub(crate) fn ca(opts: &IbsimOptions) -> umad::Result<Ca> {
         match held {
             Some(p) => p,
             None => {
-                let p = connect(opts)?;
+                let p = connect(env)?;
                 s.idle = Some(p.clone());
                 p
             }
@@ -231,4 +253,103 @@ pub(crate) fn no_cancel<T>(f: impl FnOnce() -> T) -> T {
 pub(crate) fn cancellation_point() {
     // SAFETY: pthread_testcancel has no preconditions; see the caller's obligation above.
     unsafe { pthread_testcancel() };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use std::process::Command;
+
+    use crate::types::UMAD_CA_NAME_LEN;
+
+    /// Set in the child process that runs the C entry points under the environment given.
+    const CHILD: &str = "LIBIBUMAD_TEST_SIM_ENV_CHILD";
+    const TEST: &str = "sim::tests::a_non_utf8_umad_ibsim_fails_as_a_failed_ibsim_connect";
+
+    /// In the child: what `umad_open_port` (twice) and `umad_get_cas_names` answer.
+    fn report() -> String {
+        // SAFETY: a NULL CA name asks for the default CA.
+        let open = unsafe { crate::umad_open_port(std::ptr::null(), 0) };
+        let open_errno = crate::ffi::errno();
+        let mut names = [[0; UMAD_CA_NAME_LEN]; 4];
+        // SAFETY: `names` holds 4 writable `char[20]` entries.
+        let cas = unsafe { crate::umad_get_cas_names(names.as_mut_ptr(), 4) };
+        // SAFETY: as above.
+        let again = unsafe { crate::umad_open_port(std::ptr::null(), 0) };
+        format!("open {open} cas {cas} again {again} errno {open_errno}")
+    }
+
+    /// This test's binary run for this test alone, with `UMAD_IBSIM=socket` (and
+    /// `UMAD_IBSIM_NODE=node`): the child's report and its stderr.
+    fn child(socket: &OsStr, node: Option<&OsStr>) -> (String, String) {
+        let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
+        cmd.args([TEST, "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .env(umad::transport::ibsim::ENV_SOCKET, socket)
+            .env_remove(umad::transport::ibsim::ENV_NODE)
+            .env_remove("LD_PRELOAD");
+        if let Some(n) = node {
+            cmd.env(umad::transport::ibsim::ENV_NODE, n);
+        }
+        let out = cmd.output().expect("run the child");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
+        let report = stdout
+            .lines()
+            .find_map(|l| l.split_once("REPORT ").map(|(_, r)| r))
+            .unwrap_or_else(|| panic!("no report from the child:\n{stdout}\n{stderr}"))
+            .to_owned();
+        (report, stderr)
+    }
+
+    /// `UMAD_IBSIM` (or `UMAD_IBSIM_NODE`) that is not UTF-8 was taken for "unset": the
+    /// program silently used the kernel's devices. Now it is the simulator asked for and
+    /// failing: the C functions answer exactly what they answer when no ibsim is listening
+    /// at the socket, and libibumad's `ibwarn:` line says why, once per process.
+    #[test]
+    fn a_non_utf8_umad_ibsim_fails_as_a_failed_ibsim_connect() {
+        if std::env::var_os(CHILD).is_some() {
+            println!("REPORT {}", report());
+            return;
+        }
+        let absent = format!("umadrs-no-ibsim-{}", std::process::id());
+        let (failed_connect, quiet) = child(OsStr::new(&absent), None);
+        assert!(
+            failed_connect.starts_with("open -")
+                && !failed_connect.starts_with("open -0 ")
+                && failed_connect.contains(" again -"),
+            "{failed_connect}"
+        );
+        assert!(!quiet.contains("umad_ibsim"), "{quiet}");
+
+        let bad_socket = OsStr::from_bytes(b"umadrs-\xff-sim");
+        let (report, stderr) = child(bad_socket, None);
+        // The same return values; errno says why (EINVAL, not ECONNREFUSED).
+        let (same, errno) = failed_connect.rsplit_once(" errno ").expect("errno");
+        assert_eq!(errno, libc::ECONNREFUSED.to_string(), "{failed_connect}");
+        let invalid = format!("{same} errno {}", libc::EINVAL);
+        assert_eq!(report, invalid, "{stderr}");
+        let warnings: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("ibwarn: [") && l.contains("] umad_ibsim: "))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{stderr}");
+        assert!(
+            warnings[0].contains(
+                r#"the environment variable UMAD_IBSIM holds "umadrs-\xFF-sim", which is not UTF-8"#
+            ) && warnings[0].contains("unset it to use the kernel's InfiniBand devices"),
+            "{}",
+            warnings[0]
+        );
+
+        let bad_node = OsStr::from_bytes(b"H-\xfehost");
+        let (report, stderr) = child(OsStr::new(&absent), Some(bad_node));
+        assert_eq!(report, invalid, "{stderr}");
+        assert!(
+            stderr.contains(r#"UMAD_IBSIM_NODE holds "H-\xFEhost", which is not UTF-8"#),
+            "{stderr}"
+        );
+    }
 }

@@ -68,7 +68,10 @@ fn is_fdr10(devices: Option<&Devices>, ca: &str, port: u32) -> bool {
 /// The CAs: the simulated one under `UMAD_IBSIM`, else every device in sysfs, by name; and
 /// the sysfs devices (`None` under ibsim).
 fn all_cas() -> Result<(Vec<Ca>, Option<Devices>), String> {
-    if umad::IbsimOptions::from_env().is_some() {
+    if umad::IbsimOptions::from_env()
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
         let port = umad::Port::open(None, 0).map_err(|e| e.to_string())?;
         return Ok((vec![port.ca().map_err(|e| e.to_string())?], None));
     }

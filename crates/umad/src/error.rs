@@ -248,6 +248,14 @@ pub enum Error {
         #[source]
         source: Option<io::Error>,
     },
+    /// [`crate::disconnect_on_signals`] could not set up its SIGINT/SIGTERM handling (the
+    /// process then dies of those signals as before, without disconnecting from ibsim).
+    #[error("cannot arrange for ibsim connections to be closed on SIGINT/SIGTERM: {source}")]
+    Signals {
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
 }
 
 impl Error {
@@ -259,7 +267,8 @@ impl Error {
             | Error::Open { source, .. }
             | Error::Register { source, .. }
             | Error::Send { source, .. }
-            | Error::Recv { source, .. } => Some(source),
+            | Error::Recv { source, .. }
+            | Error::Signals { source } => Some(source),
             Error::Ibsim { source, .. } => source.as_ref(),
             _ => None,
         };

@@ -40,6 +40,31 @@ pub use port::Port;
 pub use transport::ibsim::IbsimOptions;
 pub use transport::{Issm, Received, Transport, TransportKind};
 
+/// Makes SIGINT and SIGTERM disconnect every native ibsim connection of the process before it
+/// dies of the signal, so that its ibsim client slots are free again (ibsim has ten, and
+/// frees one only when its client says goodbye: a program killed with its connections open
+/// leaks them until ibsim restarts).
+///
+/// On either signal a thread of this crate sends each open connection's DISCONNECT (what
+/// dropping the port sends; at most 100 ms each if ibsim does not confirm), refuses new
+/// connections, then restores the signal's default action and raises it again: the process
+/// still ends "killed by signal" (exit status 128 + n in a shell), as without this and as C's
+/// tools end. A second signal meanwhile kills at once; a signal the process ignores
+/// (`nohup`, a background job) stays ignored.
+///
+/// For programs that own their signals: call it once, first thing in `main` (later calls do
+/// nothing). It replaces any SIGINT/SIGTERM handler installed before, and one installed
+/// after replaces it. A library must not call it for its host program (the C drop-in
+/// `libibumad.so.3` does not: C programs handle their signals themselves).
+///
+/// # Errors
+/// [`Error::Signals`] if the pipe, thread or handlers cannot be set up; the signals then act
+/// as before.
+pub fn disconnect_on_signals() -> Result<()> {
+    sys::signals::on_termination(transport::ibsim::disconnect_all)
+        .map_err(|source| Error::Signals { source })
+}
+
 /// The crate README's examples, compiled as doctests so that they stay true.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -234,10 +234,11 @@ impl Port {
     /// If the environment variable `UMAD_IBSIM` names an ibsim socket, the port is instead a
     /// native connection to that simulator (node from `UMAD_IBSIM_NODE`); `ca` and `port` must
     /// then be `None`/0 or name the simulator's port ([`Error::InvalidArgument`] otherwise).
-    /// That variable is the only way this function uses ibsim.
+    /// That variable is the only way this function uses ibsim; set to something that is not
+    /// UTF-8, it is refused ([`Error::InvalidArgument`], see [`IbsimOptions::from_env`]).
     #[doc(alias = "umad_open_port")]
     pub fn open(ca: Option<&str>, port: u32) -> Result<Port> {
-        match IbsimOptions::from_env() {
+        match IbsimOptions::from_env()? {
             Some(opts) => Port::open_ibsim(&opts)?.check_ibsim_choice(ca, port),
             None => Port::open_kernel(&Devices::new(), ca, port),
         }
@@ -247,7 +248,7 @@ impl Port {
     /// the GSI-only twin device is skipped.
     #[doc(alias = "umad_open_smi_port")]
     pub fn open_smi(ca: Option<&str>, port: u32) -> Result<Port> {
-        match IbsimOptions::from_env() {
+        match IbsimOptions::from_env()? {
             Some(opts) => Port::open_ibsim(&opts)?.check_ibsim_choice(ca, port),
             None => Ok(Port::from_transport(Box::new(KernelTransport::open(
                 &Devices::new(),

@@ -410,3 +410,28 @@ fn ibsim_issm_sets_the_capability_bit() {
     drop(guard);
     assert!(!is_sm(&port));
 }
+
+/// The connect no longer retries a socket nobody is bound to: it relies on `Ibsim::start`
+/// returning only once ibsim's control socket is bound, which ibsim does after building its
+/// fabric, so the first connect is answered. On the largest fabric (the longest start), a
+/// connect made at once attaches, and promptly.
+#[test]
+fn ibsim_connect_right_after_start_needs_no_retry() {
+    if !require_ibsim("ibsim_connect_right_after_start_needs_no_retry") {
+        return;
+    }
+    let net = ibsim_harness::fabrics_dir().join("fattree3-1760.net");
+    let t0 = Instant::now();
+    let sim = Ibsim::start(&net).expect("start ibsim");
+    let started = t0.elapsed();
+    let t1 = Instant::now();
+    let port = Port::open_ibsim(&IbsimOptions::new(sim.socket_name()))
+        .expect("the first connect after start attaches");
+    let took = t1.elapsed();
+    assert!(took < Duration::from_secs(1), "{took:?} to attach");
+    assert_eq!(port.ca().expect("describe CA").name, "ibsim0");
+    eprintln!(
+        "ibsim started on {} in {started:?}; attached in {took:?}",
+        net.display()
+    );
+}

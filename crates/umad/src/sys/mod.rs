@@ -23,6 +23,7 @@ use crate::abi::{
 };
 
 pub mod c_view;
+pub mod signals;
 
 /// An owned file descriptor closed with libc `close` (so an interposer sees the close too).
 #[derive(Debug)]

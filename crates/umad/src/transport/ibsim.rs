@@ -11,15 +11,21 @@
 //! builds, so MADs of any length travel as RMPP segments (ibsim itself carries at most 256
 //! bytes and does no RMPP).
 //!
+//! ibsim has ten client slots and frees one only when its client sends DISCONNECT: dropping
+//! an [`IbsimCarrier`] does that, and so does [`crate::disconnect_on_signals`] for every
+//! connection still open when the process is killed by SIGINT or SIGTERM.
+//!
 //! [`Port::open_ibsim`]: crate::Port::open_ibsim
 
 use std::collections::VecDeque;
+use std::ffi::OsStr;
 use std::io;
+use std::net::Shutdown;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::{SocketAddr, UnixDatagram};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use super::Issm;
@@ -52,6 +58,10 @@ const CTL_GET_PORTINFO: u32 = 8;
 const CTL_SET_ISSM: u32 = 9;
 const CTL_GET_PKEYS: u32 = 10;
 
+/// How long a control request after the attach (NodeInfo, PortInfo, IsSM, ...) waits for
+/// ibsim's answer.
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How to reach an ibsim instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IbsimOptions {
@@ -62,7 +72,11 @@ pub struct IbsimOptions {
     pub node: Option<String>,
     /// Attach as the node's SM client from the start (receives the requests ibsim forwards).
     pub issm: bool,
-    /// How long to keep retrying while ibsim's socket does not exist yet.
+    /// How long to wait for ibsim to answer the attach request (CONNECT); default 5 s, at
+    /// least 1 ms. An ibsim that is stopped (SIGSTOP) or too busy to answer in time is
+    /// reported as such when it runs out. A socket name no ibsim is bound to (ibsim not
+    /// started yet, or dead) is reported at once, without waiting: start ibsim first (ibsim
+    /// binds its socket only once its fabric is built, so from then on it answers).
     pub connect_timeout: Duration,
 }
 
@@ -83,13 +97,59 @@ impl IbsimOptions {
         self
     }
 
-    /// Options from `UMAD_IBSIM` / `UMAD_IBSIM_NODE`, or `None` when `UMAD_IBSIM` is unset or
-    /// empty.
-    pub fn from_env() -> Option<IbsimOptions> {
-        let socket = std::env::var(ENV_SOCKET).ok().filter(|s| !s.is_empty())?;
+    /// Options from the environment variables `UMAD_IBSIM` / `UMAD_IBSIM_NODE`
+    /// ([`from_vars`](Self::from_vars) on their values): `Ok(None)` when `UMAD_IBSIM` is
+    /// unset or empty.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `UMAD_IBSIM` is set, or both are, to something that is
+    /// not UTF-8 (which would name neither a socket nor a node ibsim knows), saying which
+    /// variable and what to do.
+    pub fn from_env() -> Result<Option<IbsimOptions>> {
+        IbsimOptions::from_vars(
+            std::env::var_os(ENV_SOCKET).as_deref(),
+            std::env::var_os(ENV_NODE).as_deref(),
+        )
+    }
+
+    /// Options from the values of `UMAD_IBSIM` (`socket`) and `UMAD_IBSIM_NODE` (`node`), as
+    /// [`from_env`](Self::from_env) reads them (`None` = unset): `Ok(None)` when `socket` is
+    /// unset or empty (the kernel's devices are meant; `node` is then not looked at); an
+    /// empty `node` is ibsim's default node.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when a value that is looked at is not UTF-8.
+    pub fn from_vars(socket: Option<&OsStr>, node: Option<&OsStr>) -> Result<Option<IbsimOptions>> {
+        let Some(socket) = env_text(
+            ENV_SOCKET,
+            socket,
+            "it must be the socket name of a running ibsim (its IBSIM_SOCKNAME, text): set it \
+             to that name, or unset it to use the kernel's InfiniBand devices",
+        )?
+        else {
+            return Ok(None);
+        };
         let mut o = IbsimOptions::new(socket);
-        o.node = std::env::var(ENV_NODE).ok().filter(|s| !s.is_empty());
-        Some(o)
+        o.node = env_text(
+            ENV_NODE,
+            node,
+            "it must name a node of ibsim's fabric by its node id or NodeDescription (text): \
+             set it to one, or unset it to attach at ibsim's default port",
+        )?;
+        Ok(Some(o))
+    }
+}
+
+/// The text of environment variable `name` holding `value`; `None` when unset or empty.
+fn env_text(name: &str, value: Option<&OsStr>, what: &str) -> Result<Option<String>> {
+    match value.filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => match v.to_str() {
+            Some(s) => Ok(Some(s.to_owned())),
+            None => Err(Error::InvalidArgument(format!(
+                "the environment variable {name} holds {v:?}, which is not UTF-8: {what}"
+            ))),
+        },
     }
 }
 
@@ -100,12 +160,104 @@ fn abstract_addr(name: &str) -> io::Result<SocketAddr> {
     SocketAddr::from_abstract_name(&v)
 }
 
-/// The control channel (80-byte `struct sim_ctl` requests and replies).
+/// `d` as a person reads it: `5 s`, `1.5 s`, `300 ms`.
+fn human(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else if d >= Duration::from_secs(1) {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{} ms", d.as_millis().max(1))
+    }
+}
+
+/// The sockets of one connection: the control channel (80-byte `struct sim_ctl` requests
+/// and replies) and the data socket (288-byte `struct sim_request` packets).
 #[derive(Debug)]
 struct Ctl {
     base: String,
-    sock: Mutex<UnixDatagram>,
-    slot: AtomicU32,
+    chan: Mutex<Chan>,
+    data: UnixDatagram,
+}
+
+/// The control socket and the slot it speaks for, under one lock: the slot is set by the
+/// CONNECT's answer and cleared by the DISCONNECT before anyone else can use the socket, so
+/// no request ever goes out with a slot that is not (or no longer) ours.
+#[derive(Debug)]
+struct Chan {
+    sock: UnixDatagram,
+    /// The client slot ibsim gave us; `None` before the CONNECT and after the DISCONNECT.
+    slot: Option<u32>,
+}
+
+/// How a control request failed.
+#[derive(Debug)]
+enum CallFailure {
+    /// It could not be sent (nothing bound at ibsim's control socket any more).
+    Send(io::Error),
+    /// No answer within the socket's read timeout, or reading failed.
+    NoAnswer(io::Error),
+    /// ibsim answered `SIM_CTL_ERROR` (or something that is not a `struct sim_ctl`).
+    Refused,
+}
+
+impl Chan {
+    /// One request/reply with the current slot; `data` is sent and overwritten with the
+    /// reply's data.
+    fn exchange(&self, typ: u32, data: &mut [u8]) -> std::result::Result<(), CallFailure> {
+        let mut m = [0u8; CTL_LEN];
+        m[0..4].copy_from_slice(&MAGIC.to_ne_bytes());
+        m[4..8].copy_from_slice(&self.slot.unwrap_or(0).to_ne_bytes());
+        m[8..12].copy_from_slice(&typ.to_ne_bytes());
+        m[12..16].copy_from_slice(&(data.len() as u32).to_ne_bytes());
+        m[CTL_DATA..CTL_DATA + data.len()].copy_from_slice(data);
+        self.sock.send(&m).map_err(CallFailure::Send)?;
+        let mut r = [0u8; CTL_LEN];
+        let n = loop {
+            match self.sock.recv(&mut r) {
+                // A signal handler ran (e.g. disconnect_on_signals'): keep waiting.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => break other.map_err(CallFailure::NoAnswer)?,
+            }
+        };
+        if n != CTL_LEN || u32::from_ne_bytes([r[8], r[9], r[10], r[11]]) == CTL_ERROR {
+            return Err(CallFailure::Refused);
+        }
+        data.copy_from_slice(&r[CTL_DATA..CTL_DATA + data.len()]);
+        Ok(())
+    }
+}
+
+/// Whether `e` is a read that ran into the socket's timeout.
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// The connections of this process that may hold an ibsim slot, for [`disconnect_all`].
+static LIVE: Mutex<Vec<Weak<Ctl>>> = Mutex::new(Vec::new());
+
+/// Set by [`disconnect_all`]: the process is going away, no new slot may be taken.
+static TERMINATING: AtomicBool = AtomicBool::new(false);
+
+fn live() -> MutexGuard<'static, Vec<Weak<Ctl>>> {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Disconnects every native ibsim connection of this process (the DISCONNECT that dropping
+/// the carrier sends, after which its sockets send nothing more) and makes every later
+/// connect fail: what [`crate::disconnect_on_signals`] runs before the process dies of its
+/// signal, so that its ibsim slots are free again.
+pub(crate) fn disconnect_all() {
+    // Before the sweep: a connect that takes its control socket after the sweep has passed
+    // it (or that was not listed yet) sees the flag and takes no slot.
+    TERMINATING.store(true, Ordering::SeqCst);
+    let conns: Vec<Arc<Ctl>> = live().iter().filter_map(Weak::upgrade).collect();
+    for c in conns {
+        c.disconnect();
+    }
 }
 
 impl Ctl {
@@ -117,29 +269,119 @@ impl Ctl {
         }
     }
 
-    /// One request/reply; `data` is sent and overwritten with the reply's data.
+    fn chan(&self) -> MutexGuard<'_, Chan> {
+        self.chan.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One request/reply on the attached slot; `data` is sent and overwritten with the
+    /// reply's data.
     fn call(&self, typ: u32, data: &mut [u8]) -> Result<()> {
-        let mut m = [0u8; CTL_LEN];
-        m[0..4].copy_from_slice(&MAGIC.to_ne_bytes());
-        m[4..8].copy_from_slice(&self.slot.load(Ordering::Relaxed).to_ne_bytes());
-        m[8..12].copy_from_slice(&typ.to_ne_bytes());
-        m[12..16].copy_from_slice(&(data.len() as u32).to_ne_bytes());
-        m[CTL_DATA..CTL_DATA + data.len()].copy_from_slice(data);
-        let sock = self.sock.lock().unwrap_or_else(|p| p.into_inner());
-        sock.send(&m)
-            .map_err(|e| self.err("control request failed: is ibsim still running?", Some(e)))?;
-        let mut r = [0u8; CTL_LEN];
-        let n = sock.recv(&mut r).map_err(|e| {
-            self.err(
-                format!("no answer to control request {typ} (ibsim busy or gone)"),
-                Some(e),
-            )
-        })?;
-        if n != CTL_LEN || u32::from_ne_bytes([r[8], r[9], r[10], r[11]]) == CTL_ERROR {
-            return Err(self.err(format!("ibsim refused control request {typ}"), None));
+        let chan = self.chan();
+        if chan.slot.is_none() {
+            return Err(self.err(
+                format!(
+                    "control request {typ} on a connection that is closed (disconnected from \
+                     ibsim when it was dropped, or when the process got SIGINT/SIGTERM)"
+                ),
+                None,
+            ));
         }
-        data.copy_from_slice(&r[CTL_DATA..CTL_DATA + data.len()]);
-        Ok(())
+        chan.exchange(typ, data).map_err(|f| match f {
+            CallFailure::Send(e) => {
+                self.err("control request failed: is ibsim still running?", Some(e))
+            }
+            CallFailure::NoAnswer(e) if is_timeout(&e) => self.err(
+                format!(
+                    "no answer to control request {typ} within {}: is ibsim stopped \
+                     (SIGSTOP), overloaded or gone?",
+                    human(CONTROL_TIMEOUT)
+                ),
+                Some(e),
+            ),
+            CallFailure::NoAnswer(e) => self.err(
+                format!("reading the answer to control request {typ} failed"),
+                Some(e),
+            ),
+            CallFailure::Refused => self.err(format!("ibsim refused control request {typ}"), None),
+        })
+    }
+
+    /// Attaches: the CONNECT with `info` (44 bytes of `struct sim_client_info`, updated from
+    /// the answer), waiting at most `timeout` for it; the slot is ours from then on.
+    fn attach(&self, info: &mut [u8; 44], timeout: Duration, node: &str) -> Result<u32> {
+        let mut chan = self.chan();
+        if TERMINATING.load(Ordering::SeqCst) {
+            return Err(self.err(
+                "not attaching: the process is ending on SIGINT/SIGTERM and has disconnected \
+                 from ibsim",
+                None,
+            ));
+        }
+        let timeout = timeout.max(Duration::from_millis(1));
+        let answered = chan
+            .sock
+            .set_read_timeout(Some(timeout))
+            .map_err(|e| self.err("cannot set a timeout on the control socket", Some(e)))
+            .and_then(|()| {
+                let base = &self.base;
+                chan.exchange(CTL_CONNECT, info).map_err(|f| match f {
+                    CallFailure::Send(e) => self.err(
+                        format!(
+                            "ibsim's control socket @{base}:ctl went away (ibsim ended?): start \
+                             ibsim with IBSIM_SOCKNAME={base}"
+                        ),
+                        Some(e),
+                    ),
+                    CallFailure::NoAnswer(e) if is_timeout(&e) => self.err(
+                        format!(
+                            "ibsim at @{base}:ctl did not answer the connect within {}: is it \
+                             stopped (SIGSTOP) or overloaded?",
+                            human(timeout)
+                        ),
+                        Some(io::Error::from_raw_os_error(libc::ETIMEDOUT)),
+                    ),
+                    CallFailure::NoAnswer(e) => self.err(
+                        format!("reading ibsim's answer to the connect from @{base}:ctl failed"),
+                        Some(e),
+                    ),
+                    CallFailure::Refused => self.err(
+                        format!(
+                            "ibsim refused to attach to {}: unknown node, all 10 client slots \
+                             taken, or an SM already attached there",
+                            if node.is_empty() {
+                                "the default node"
+                            } else {
+                                node
+                            }
+                        ),
+                        None,
+                    ),
+                })
+            });
+        // Later requests get the usual wait (a failed restore shows in their errors).
+        let _ = chan.sock.set_read_timeout(Some(CONTROL_TIMEOUT));
+        answered?;
+        let slot = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
+        chan.slot = Some(slot);
+        Ok(slot)
+    }
+
+    /// Gives the slot back (DISCONNECT) if it is still ours, and stops sending packets;
+    /// every later request fails. Idempotent.
+    fn disconnect(&self) {
+        let mut chan = self.chan();
+        if chan.slot.is_none() {
+            return;
+        }
+        // Nothing more for ibsim to queue on the slot: it would be handed to the slot's
+        // next client.
+        let _ = self.data.shutdown(Shutdown::Write);
+        // ibsim frees a client slot only on DISCONNECT (it has ten). A live ibsim answers
+        // within microseconds; a stopped or dying one must not hold the closing process for
+        // the control socket's 5 s.
+        let _ = chan.sock.set_read_timeout(Some(DISCONNECT_WAIT));
+        let _ = chan.exchange(CTL_DISCONNECT, &mut []);
+        chan.slot = None;
     }
 
     fn set_issm(&self, on: bool) -> Result<()> {
@@ -152,7 +394,6 @@ impl Ctl {
 #[derive(Debug)]
 pub struct IbsimCarrier {
     ctl: Arc<Ctl>,
-    data: UnixDatagram,
     port: u32,
     node_id: String,
     /// Packets read while waiting for room to send (ibsim stalls when a client leaves its
@@ -171,6 +412,11 @@ const CLIENT_NAMES: u32 = 4096;
 
 impl IbsimCarrier {
     /// Connects to ibsim and attaches to a node's port.
+    ///
+    /// # Errors
+    /// [`Error::Ibsim`] saying what happened: no ibsim at the socket (at once, without
+    /// waiting), ibsim did not answer within [`IbsimOptions::connect_timeout`], it refused
+    /// (unknown node, no free slot, an SM already there), or a socket call failed.
     pub fn connect(opts: &IbsimOptions) -> Result<IbsimCarrier> {
         let base = opts.socket.clone();
         let fail = |reason: String, source: Option<io::Error>| Error::Ibsim {
@@ -232,54 +478,53 @@ impl IbsimCarrier {
         };
         let server = abstract_addr(&format!("{base}:ctl"))
             .map_err(|e| fail("bad socket name".into(), Some(e)))?;
-        let until = Instant::now() + opts.connect_timeout;
-        loop {
-            match ctl_sock.connect_addr(&server) {
-                Ok(()) => break,
-                Err(e) if Instant::now() < until && matches!(e.kind(), io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound) => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => {
-                    return Err(fail(
-                        format!("cannot reach ibsim's control socket @{base}:ctl: start ibsim with IBSIM_SOCKNAME={base}"),
-                        Some(e),
-                    ))
-                }
-            }
+        // One try: ibsim binds its control socket only once its fabric is built, and a
+        // datagram socket takes requests as soon as it is bound, so a refusal means that no
+        // ibsim has this name (not started, or gone); waiting would not change that.
+        if let Err(e) = ctl_sock.connect_addr(&server) {
+            let reason = if matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound
+            ) {
+                format!(
+                    "no ibsim is listening at @{base}:ctl: start ibsim with \
+                     IBSIM_SOCKNAME={base}, or name the socket of the one running \
+                     ({ENV_SOCKET}, IbsimOptions::socket)"
+                )
+            } else {
+                format!("cannot reach ibsim's control socket @{base}:ctl")
+            };
+            return Err(fail(reason, Some(e)));
         }
-        ctl_sock
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .map_err(|e| fail("cannot set a timeout on the control socket".into(), Some(e)))?;
         let ctl = Arc::new(Ctl {
             base: base.clone(),
-            sock: Mutex::new(ctl_sock),
-            slot: AtomicU32::new(0),
+            chan: Mutex::new(Chan {
+                sock: ctl_sock,
+                slot: None,
+            }),
+            data,
         });
+        // Listed before it takes a slot, so that disconnect_all never misses one.
+        {
+            let mut live = live();
+            live.retain(|w| w.strong_count() > 0);
+            live.push(Arc::downgrade(&ctl));
+        }
 
         let mut info = [0u8; 44];
         info[0..4].copy_from_slice(&id.to_ne_bytes());
         info[8..12].copy_from_slice(&u32::from(opts.issm).to_ne_bytes());
         info[12..12 + node.len()].copy_from_slice(node.as_bytes());
-        ctl.call(CTL_CONNECT, &mut info).map_err(|_| {
-            fail(
-                format!(
-                    "ibsim refused to attach to {}: unknown node, all 10 client slots taken, or an SM already attached there",
-                    if node.is_empty() { "the default node" } else { &node }
-                ),
-                None,
-            )
-        })?;
-        let slot = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
-        ctl.slot.store(slot, Ordering::Relaxed);
+        let slot = ctl.attach(&mut info, opts.connect_timeout, &node)?;
         let node_id = String::from_utf8_lossy(&info[12..44])
             .trim_end_matches('\0')
             .to_string();
         let connected = abstract_addr(&format!("{base}:out{slot}"))
-            .and_then(|a| data.connect_addr(&a))
-            .and_then(|()| data.set_nonblocking(true));
+            .and_then(|a| ctl.data.connect_addr(&a))
+            .and_then(|()| ctl.data.set_nonblocking(true));
+        // From here on, dropping `t` gives the slot back.
         let mut t = IbsimCarrier {
             ctl,
-            data,
             port: 0,
             node_id,
             inbox: Mutex::new(VecDeque::new()),
@@ -334,7 +579,7 @@ impl IbsimCarrier {
     fn read_socket(&self) -> Result<Option<Packet>> {
         let mut pkt = [0u8; PACKET_LEN];
         loop {
-            match self.data.recv(&mut pkt) {
+            match self.ctl.data.recv(&mut pkt) {
                 Ok(PACKET_LEN) => return Ok(Some(decode(&pkt))),
                 Ok(_) => {} // not a sim_request: ibsim ignores those too
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
@@ -442,7 +687,7 @@ impl Carrier for IbsimCarrier {
         // Then EAGAIN: the layer keeps the packet and drains us before it tries again.
         let mut give_up = None;
         loop {
-            match self.data.send(&pkt) {
+            match self.ctl.data.send(&pkt) {
                 Ok(_) => return Ok(()),
                 // ibsim's queue to us is full of packets we have not read: read them, retry.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -468,7 +713,7 @@ impl Carrier for IbsimCarrier {
     }
 
     fn raw_fd(&self) -> RawFd {
-        self.data.as_raw_fd()
+        self.ctl.data.as_raw_fd()
     }
 
     fn issm(&self) -> Result<Issm> {
@@ -511,12 +756,161 @@ impl Drop for IbsimIssm {
 
 impl Drop for IbsimCarrier {
     fn drop(&mut self) {
-        // ibsim frees a client slot only on DISCONNECT (it has ten). A live ibsim answers
-        // within microseconds; a stopped or dying one must not hold the closing process for
-        // the control socket's 5 s.
-        if let Ok(sock) = self.ctl.sock.lock() {
-            let _ = sock.set_read_timeout(Some(DISCONNECT_WAIT));
+        self.ctl.disconnect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::ffi::OsStrExt;
+
+    use super::*;
+
+    /// A socket base name no other test (or ibsim) uses.
+    fn unique(what: &str) -> String {
+        static N: AtomicU32 = AtomicU32::new(0);
+        format!(
+            "umadrs-test-{what}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// A stand-in for ibsim's control socket `<base>:ctl`.
+    fn fake_ibsim(base: &str) -> UnixDatagram {
+        UnixDatagram::bind_addr(&abstract_addr(&format!("{base}:ctl")).unwrap()).unwrap()
+    }
+
+    fn reason(e: &Error) -> String {
+        match e {
+            Error::Ibsim { reason, .. } => reason.clone(),
+            other => panic!("not an ibsim error: {other:?}"),
         }
-        let _ = self.ctl.call(CTL_DISCONNECT, &mut []);
+    }
+
+    #[test]
+    fn environment_values_that_are_not_utf8_are_refused() {
+        let bad = OsStr::from_bytes(b"sim\xff");
+        let e = IbsimOptions::from_vars(Some(bad), None).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains(r#"UMAD_IBSIM holds "sim\xFF", which is not UTF-8"#)
+                && text.contains("unset it to use the kernel's InfiniBand devices"),
+            "{text}"
+        );
+        let e = IbsimOptions::from_vars(Some(OsStr::new("sim")), Some(OsStr::from_bytes(b"\xfe")))
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains(r#"UMAD_IBSIM_NODE holds "\xFE", which is not UTF-8"#)
+                && text.contains("unset it to attach at ibsim's default port"),
+            "{text}"
+        );
+        // Without a socket the node is not looked at; empty values are unset ones.
+        assert_eq!(
+            IbsimOptions::from_vars(None, Some(OsStr::from_bytes(b"\xfe"))).unwrap(),
+            None
+        );
+        assert_eq!(
+            IbsimOptions::from_vars(Some(OsStr::new("")), None).unwrap(),
+            None
+        );
+        assert_eq!(
+            IbsimOptions::from_vars(Some(OsStr::new("sim")), Some(OsStr::new(""))).unwrap(),
+            Some(IbsimOptions::new("sim"))
+        );
+        assert_eq!(
+            IbsimOptions::from_vars(Some(OsStr::new("sim")), Some(OsStr::new("H-host3"))).unwrap(),
+            Some(IbsimOptions::new("sim").node("H-host3"))
+        );
+    }
+
+    /// Nothing bound at the socket (no ibsim, or one that just died): the error comes at
+    /// once, not after the connect timeout (it came after 5 s of retrying).
+    #[test]
+    fn no_ibsim_at_the_socket_fails_at_once() {
+        let never = unique("none");
+        let died = unique("died");
+        drop(fake_ibsim(&died));
+        for base in [never, died] {
+            let mut opts = IbsimOptions::new(base.clone());
+            opts.connect_timeout = Duration::from_secs(30);
+            let t0 = Instant::now();
+            let e = IbsimCarrier::connect(&opts).unwrap_err();
+            let took = t0.elapsed();
+            assert!(took < Duration::from_millis(500), "{took:?}: {e}");
+            let text = reason(&e);
+            assert!(
+                text.contains(&format!("no ibsim is listening at @{base}:ctl"))
+                    && text.contains(&format!("IBSIM_SOCKNAME={base}")),
+                "{text}"
+            );
+            assert_eq!(e.errno(), libc::ECONNREFUSED, "{e}");
+        }
+    }
+
+    /// A process bound to the control socket that never answers (a stopped ibsim): after
+    /// the connect timeout, an error that says so (it said "refused to attach").
+    #[test]
+    fn an_ibsim_that_does_not_answer_is_a_timeout_not_a_refusal() {
+        let base = unique("stalled");
+        let stalled = fake_ibsim(&base);
+        let mut opts = IbsimOptions::new(base.clone()).node("H-host3");
+        opts.connect_timeout = Duration::from_millis(300);
+        let t0 = Instant::now();
+        let e = IbsimCarrier::connect(&opts).unwrap_err();
+        let took = t0.elapsed();
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_millis(1500),
+            "{took:?}"
+        );
+        assert_eq!(
+            reason(&e),
+            format!(
+                "ibsim at @{base}:ctl did not answer the connect within 300 ms: is it stopped \
+                 (SIGSTOP) or overloaded?"
+            )
+        );
+        assert_eq!(e.errno(), libc::ETIMEDOUT);
+        // It did wait for an answer to a CONNECT naming the node.
+        stalled.set_nonblocking(true).unwrap();
+        let mut m = [0u8; 128];
+        let n = stalled.recv(&mut m).expect("the CONNECT request");
+        assert_eq!(n, CTL_LEN);
+        assert_eq!(&m[8..12], &CTL_CONNECT.to_ne_bytes());
+        assert_eq!(&m[CTL_DATA + 12..CTL_DATA + 19], b"H-host3");
+        assert!(stalled.recv(&mut m).is_err(), "one request only");
+    }
+
+    /// ibsim answering SIM_CTL_ERROR is a refusal, reported at once.
+    #[test]
+    fn a_refusal_is_reported_as_one() {
+        let base = unique("refusing");
+        let server = fake_ibsim(&base);
+        let answer = std::thread::spawn(move || {
+            let mut m = [0u8; CTL_LEN];
+            let (n, from) = server.recv_from(&mut m).unwrap();
+            assert_eq!(n, CTL_LEN);
+            m[8..12].copy_from_slice(&CTL_ERROR.to_ne_bytes());
+            server.send_to_addr(&m, &from).unwrap();
+        });
+        let t0 = Instant::now();
+        let e = IbsimCarrier::connect(&IbsimOptions::new(base).node("no-such-node")).unwrap_err();
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+        answer.join().unwrap();
+        assert_eq!(
+            reason(&e),
+            "ibsim refused to attach to no-such-node: unknown node, all 10 client slots taken, \
+             or an SM already attached there"
+        );
+    }
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(human(Duration::from_secs(5)), "5 s");
+        assert_eq!(human(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(human(Duration::from_millis(300)), "300 ms");
+        assert_eq!(human(Duration::from_micros(10)), "1 ms");
     }
 }
