@@ -266,11 +266,13 @@ pub struct DiscoverStats {
     pub timeouts: usize,
     /// SMPs answered with an error status, malformed, or failed locally.
     pub errors: usize,
-    /// SMPs given up because the fabric stopped answering: once a whole request budget
-    /// (timeout × (retries + 1)) passes with SMPs timing out and none answered, the walk
-    /// ends, the SMPs in flight and those it would still have sent are recorded as
+    /// SMPs given up because the fabric stopped answering: once nothing has answered for a
+    /// whole try with SMPs in flight, the node that answered last is asked again (a probe);
+    /// when the probe gets no answer (it has at most two tries), the walk ends, the SMPs in flight and those it would still have sent are recorded as
     /// [`MissReason::Silent`], and the topology is partial. 0 in a walk that ran to its end.
     pub abandoned: usize,
+    /// Probes sent to see whether the fabric was still there (not counted in `smps`).
+    pub probes: usize,
     /// Requests the rpc handed to the port during the walk (each once, however often the
     /// transport retried it).
     pub sent: u64,
@@ -490,19 +492,38 @@ impl<'o> Scan<'o> {
         let mut next_send = 0usize;
         let mut next_handle = 0usize;
         let mut last_progress = Instant::now();
-        // The fabric has gone silent when a whole request budget passes with SMPs timing
-        // out and none answered: then every SMP left would only time out too (a walk of
-        // 1,000 SMPs left at 32 in flight would take 1,000 / 32 budgets).
-        let budget = self.request_budget();
+        // Has the fabric gone silent? Once nothing has answered for a whole try while SMPs
+        // are in flight, the node that answered last is asked for its NodeInfo again (a
+        // probe, not part of the walk). If the probe gets no answer within its whole budget
+        // either, every SMP left would only time out too (a walk of 1,000 SMPs left at 32 in
+        // flight would take 1,000 / 32 budgets): the walk ends, about one budget plus two
+        // tries after the last answer. If it is answered, the
+        // fabric is there and the SMPs timing out are the walk's own dead ends (a switch
+        // whose peers do not answer): it goes on, as C's.
+        let per_try = self.opts.timeout.unwrap_or(umad::rpc::DEFAULT_TIMEOUT);
         let mut last_answer = Instant::now();
-        let mut timeouts_since_answer = false;
+        let mut last_answered = self.opts.from;
+        let mut probe: Option<Ticket> = None;
         let mut silent = false;
         while next_handle < self.queue.len() {
-            if !silent && timeouts_since_answer && last_answer.elapsed() >= budget {
-                silent = true;
-                for (_, i) in tickets.drain() {
-                    self.queue[i].result = Some(Err(MissReason::Silent));
-                }
+            if !silent && probe.is_none() && !tickets.is_empty() && last_answer.elapsed() >= per_try
+            {
+                let e = Entry {
+                    path: last_answered,
+                    query: Query::NodeInfo,
+                    ctx: Ctx::NodeInfo(None),
+                    result: None,
+                };
+                // At most two tries: it usually waits behind the walk's SMPs for room in the
+                // window, so a silent fabric ends one budget plus two tries after its last
+                // answer (a lossy one still gets a second chance).
+                let tries = self
+                    .opts
+                    .retries
+                    .unwrap_or(umad::rpc::DEFAULT_RETRIES)
+                    .min(1);
+                probe = rpc.submit(self.request(&e).retries(tries)).ok();
+                self.stats.probes += 1;
             }
             while !silent && next_send < self.queue.len() && tickets.len() < window {
                 let req = self.request(&self.queue[next_send]);
@@ -530,15 +551,21 @@ impl<'o> Scan<'o> {
             match rpc.next(Some(Duration::from_millis(100)))? {
                 Some(c) => {
                     last_progress = Instant::now();
-                    if let Some(i) = tickets.remove(&c.ticket) {
-                        let result = outcome(c);
-                        match &result {
-                            Err(MissReason::Timeout) => timeouts_since_answer = true,
-                            Err(_) => {}
-                            Ok(_) => {
-                                last_answer = last_progress;
-                                timeouts_since_answer = false;
+                    if probe == Some(c.ticket) {
+                        probe = None;
+                        if outcome(c).is_ok() {
+                            last_answer = last_progress;
+                        } else {
+                            silent = true;
+                            for (_, i) in tickets.drain() {
+                                self.queue[i].result = Some(Err(MissReason::Silent));
                             }
+                        }
+                    } else if let Some(i) = tickets.remove(&c.ticket) {
+                        let result = outcome(c);
+                        if result.is_ok() {
+                            last_answer = last_progress;
+                            last_answered = self.queue[i].path;
                         }
                         self.queue[i].result = Some(result);
                     }

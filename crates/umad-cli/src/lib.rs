@@ -42,8 +42,8 @@ pub mod exit {
     /// A run-time failure (infiniband-diags' `IBEXIT`, i.e. `exit(-1)`).
     pub const FAILURE: i32 = 255;
     /// The output is printed but partial: the fabric stopped answering in the middle of a
-    /// discovery (a whole request budget with SMPs timing out and none answered), so what
-    /// was found is a prefix of the fabric. C's tools exit 0 there; scattered SMPs without
+    /// discovery (nothing answered, not even a probe of the node that answered last), so
+    /// what was found is a prefix of the fabric. C's tools exit 0 there; scattered SMPs without
     /// an answer still exit 0, as in C.
     pub const PARTIAL: i32 = 3;
 }
