@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 fn main() {
-    // Killed by SIGINT/SIGTERM, a tool still gives its ibsim client slot back (ibsim has
+    // Killed by SIGHUP/SIGINT/SIGTERM, a tool still gives its ibsim client slot back (ibsim has
     // ten) and then dies of the signal, as C's tools die.
     if let Err(e) = umad::disconnect_on_signals() {
         eprintln!("umad: warning: {e}");

@@ -1,4 +1,4 @@
-//! A `umad` tool killed by SIGTERM or SIGINT while attached to ibsim gives its client slot
+//! A `umad` tool killed by SIGTERM, SIGINT or SIGHUP while attached to ibsim gives its client slot
 //! back (ibsim has ten and frees one only on DISCONNECT: before, every killed tool leaked
 //! one until ibsim restarted) and still dies of the signal, as C's tools do.
 //!
@@ -77,7 +77,11 @@ fn ibsim_a_tool_killed_by_a_signal_frees_its_slot() {
     let sm = IbsimCarrier::connect(&opts).expect("attach the silent SM");
     assert_eq!(free_slots(&sim), SLOTS - 1, "the silent SM holds one slot");
 
-    for (signal, name) in [(libc_sig::TERM, "TERM"), (libc_sig::INT, "INT")] {
+    for (signal, name) in [
+        (libc_sig::TERM, "TERM"),
+        (libc_sig::INT, "INT"),
+        (libc_sig::HUP, "HUP"),
+    ] {
         if ignored(signal) {
             eprintln!("SIG{name} not tried: this test process ignores it, and so would the tool");
             continue;
@@ -139,6 +143,7 @@ fn ibsim_a_tool_killed_by_a_signal_frees_its_slot() {
 
 /// The signal numbers, without a libc dependency in the tests.
 mod libc_sig {
+    pub const HUP: i32 = 1;
     pub const INT: i32 = 2;
     pub const TERM: i32 = 15;
 }

@@ -248,9 +248,11 @@ pub enum Error {
         #[source]
         source: Option<io::Error>,
     },
-    /// [`crate::disconnect_on_signals`] could not set up its SIGINT/SIGTERM handling (the
+    /// [`crate::disconnect_on_signals`] could not set up its SIGHUP/SIGINT/SIGTERM handling (the
     /// process then dies of those signals as before, without disconnecting from ibsim).
-    #[error("cannot arrange for ibsim connections to be closed on SIGINT/SIGTERM: {source}")]
+    #[error(
+        "cannot arrange for ibsim connections to be closed on SIGHUP/SIGINT/SIGTERM: {source}"
+    )]
     Signals {
         /// The OS error.
         #[source]

@@ -40,7 +40,7 @@ pub use port::Port;
 pub use transport::ibsim::IbsimOptions;
 pub use transport::{Issm, Received, Transport, TransportKind};
 
-/// Makes SIGINT and SIGTERM disconnect every native ibsim connection of the process before it
+/// Makes SIGHUP, SIGINT and SIGTERM disconnect every native ibsim connection of the process before it
 /// dies of the signal, so that its ibsim client slots are free again (ibsim has ten, and
 /// frees one only when its client says goodbye: a program killed with its connections open
 /// leaks them until ibsim restarts).
@@ -53,7 +53,7 @@ pub use transport::{Issm, Received, Transport, TransportKind};
 /// (`nohup`, a background job) stays ignored.
 ///
 /// For programs that own their signals: call it once, first thing in `main` (later calls do
-/// nothing). It replaces any SIGINT/SIGTERM handler installed before, and one installed
+/// nothing). It replaces any SIGHUP/SIGINT/SIGTERM handler installed before, and one installed
 /// after replaces it. A library must not call it for its host program (the C drop-in
 /// `libibumad.so.3` does not: C programs handle their signals themselves).
 ///

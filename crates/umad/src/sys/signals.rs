@@ -1,4 +1,4 @@
-//! Dying of SIGINT or SIGTERM after a last word, for [`crate::disconnect_on_signals`].
+//! Dying of SIGHUP, SIGINT or SIGTERM after a last word, for [`crate::disconnect_on_signals`].
 //!
 //! The handler only writes the signal's number into a pipe (`write` is async-signal-safe);
 //! a thread of ours reads it, runs the cleanup with every lock and allocation it likes, then
@@ -16,7 +16,7 @@ use libc::c_int;
 use super::{check, errno, set_errno, traced, Fd};
 
 /// The signals handled.
-const SIGNALS: [c_int; 2] = [libc::SIGINT, libc::SIGTERM];
+const SIGNALS: [c_int; 3] = [libc::SIGHUP, libc::SIGINT, libc::SIGTERM];
 
 /// The pipe's write end, for the handler (-1 before installation).
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
@@ -25,7 +25,7 @@ static FIRED: AtomicBool = AtomicBool::new(false);
 /// Whether the handlers are installed (once per process).
 static INSTALLED: Mutex<bool> = Mutex::new(false);
 
-/// Makes SIGINT and SIGTERM run `cleanup` on a thread of ours before the process dies of the
+/// Makes SIGHUP, SIGINT and SIGTERM run `cleanup` on a thread of ours before the process dies of the
 /// signal. Once per process: later calls return `Ok` and change nothing.
 pub fn on_termination(cleanup: fn()) -> io::Result<()> {
     let mut installed = INSTALLED.lock().unwrap_or_else(PoisonError::into_inner);

@@ -13,7 +13,7 @@
 //!
 //! ibsim has ten client slots and frees one only when its client sends DISCONNECT: dropping
 //! an [`IbsimCarrier`] does that, and so does [`crate::disconnect_on_signals`] for every
-//! connection still open when the process is killed by SIGINT or SIGTERM.
+//! connection still open when the process is killed by SIGHUP, SIGINT or SIGTERM.
 //!
 //! [`Port::open_ibsim`]: crate::Port::open_ibsim
 
@@ -281,7 +281,7 @@ impl Ctl {
             return Err(self.err(
                 format!(
                     "control request {typ} on a connection that is closed (disconnected from \
-                     ibsim when it was dropped, or when the process got SIGINT/SIGTERM)"
+                     ibsim when it was dropped, or when the process got SIGHUP/SIGINT/SIGTERM)"
                 ),
                 None,
             ));
@@ -312,7 +312,7 @@ impl Ctl {
         let mut chan = self.chan();
         if TERMINATING.load(Ordering::SeqCst) {
             return Err(self.err(
-                "not attaching: the process is ending on SIGINT/SIGTERM and has disconnected \
+                "not attaching: the process is ending on SIGHUP/SIGINT/SIGTERM and has disconnected \
                  from ibsim",
                 None,
             ));
