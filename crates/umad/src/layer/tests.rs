@@ -1204,18 +1204,26 @@ fn the_bytes_held_are_bounded_too() {
     assert_eq!((e.ready().len(), e.stats().dropped_queue_full), (10, 186));
 }
 
-/// A asks B for a 100-segment table with `timeout_ms` and `retries`; B's segments after the
-/// third never arrive (B died in the middle). Returns the simulated time from the last
-/// segment to A's report, the report's status and the RMPP packets A sent meanwhile.
-fn silent_response(timeout_ms: u32, retries: u32) -> (Duration, u32, Vec<(RmppType, u32)>) {
+/// A wire on which A (agent [`client`]) has sent B (agent [`server`], returned) a GetTable
+/// with `tid`, `timeout_ms` and `retries`; the request as B got it.
+fn get_table_at_b(tid: u64, timeout_ms: u32, retries: u32) -> (Wire, AgentId, Received) {
     let mut w = Wire::new();
     let ca = w.a.register(&client()).unwrap();
     let sb = w.b.register(&server()).unwrap();
     let now = w.now;
-    let req = sa_mad(GET_TABLE, 5, 256, false);
+    let req = sa_mad(GET_TABLE, tid, 256, false);
     send(&mut w.a, now, ca, &req, to_b(), timeout_ms, retries);
     w.pump();
-    let req = w.b.pop_ready().unwrap();
+    let req = w.b.pop_ready().expect("B got the request");
+    (w, sb, req)
+}
+
+/// A asks B for a 100-segment table with `timeout_ms` and `retries`; B's segments after the
+/// third never arrive (B died in the middle). Returns the simulated time from the last
+/// segment to A's report, the report's status and the RMPP packets A sent meanwhile.
+fn silent_response(timeout_ms: u32, retries: u32) -> (Duration, u32, Vec<(RmppType, u32)>) {
+    let (mut w, sb, req) = get_table_at_b(5, timeout_ms, retries);
+    let now = w.now;
     w.fate = Box::new(|from_a, p, _| {
         usize::from(from_a || Rmpp::new_unchecked(&p.mad[..]).segment_number() <= 3)
     });
@@ -1366,21 +1374,8 @@ fn a_lossy_path_still_resends_bounced_segments_at_once() {
     // Every tenth packet B sends is bounced back to it (ibsim's answer to a loss): the
     // transfer completes without waiting for a single ACK timeout, the budget renewed by
     // each ACK.
-    let mut w = Wire::new();
-    let ca = w.a.register(&client()).unwrap();
-    let sb = w.b.register(&server()).unwrap();
+    let (mut w, sb, req) = get_table_at_b(9, 1000, 3);
     let now = w.now;
-    send(
-        &mut w.a,
-        now,
-        ca,
-        &sa_mad(GET_TABLE, 9, 256, false),
-        to_b(),
-        1000,
-        3,
-    );
-    w.pump();
-    let req = w.b.pop_ready().unwrap();
     let tid = Mad::new_unchecked(&req.mad[..]).tid();
     let resp = sa_mad(GET_TABLE_RESP, tid, 56 + 2_000 * SEG, true);
     send(&mut w.b, now, sb, &resp, req.addr, 0, 3);
