@@ -239,7 +239,8 @@ fn a_fabric_that_stops_answering_ends_fast_with_exit_3() {
     };
     // One SMP in flight makes the walk long enough to be stopped in the middle; the delay
     // shrinks until a stop lands inside it.
-    for delay_ms in [60, 30, 15, 8, 4, 2, 1] {
+    // Not sooner than 8 ms: a stop inside the CONNECT exchange would be another test.
+    for delay_ms in [60, 30, 15, 8] {
         let child = native(&sim, &umad())
             .args(["ibnetdiscover", "-o", "1", "-t", "100"])
             .stdout(std::process::Stdio::piped())

@@ -524,7 +524,8 @@ fn an_sm_stopped_in_the_middle_of_a_table() {
         assert!(ok, "kill {sig} {pid}");
     };
     let mut failed = 0;
-    for delay_ms in [40, 25, 15, 10, 6, 3] {
+    // Not sooner than 6 ms: a stop inside the CONNECT exchange would be another test.
+    for delay_ms in [40, 25, 15, 10, 6] {
         let mut cmd = native(&sim, &umad());
         cmd.env("UMAD_IBSIM_NODE", &f.tool_node)
             .args(["saquery", "-t", "200", "SL2VL"])
