@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ibsim_harness::{run_with_timeout, Ibsim, Need};
-use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
+use umad::carrier::ibsim::{ENV_NODE, ENV_SOCKET};
 
 use crate::bench::{self, Opts};
 use crate::stats::{goal_met, median, met, ms, ratio, sorted_ms, Goal};

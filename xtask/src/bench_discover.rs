@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 
 use ibmad::NodeType;
 use ibsim_harness::{children_cpu, run_with_timeout, Ibsim, Need, TempDir};
-use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
+use umad::carrier::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::IbsimOptions;
 
 use crate::bench::{self, Opts};

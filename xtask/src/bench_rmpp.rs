@@ -33,7 +33,7 @@ use ibmad::NodeType;
 use ibsim_harness::{
     fabrics_dir, find_tool, run_with_timeout, status_with_timeout, tail, Ibsim, Need, SmDaemon,
 };
-use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
+use umad::carrier::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::{AgentId, AgentSpec, IbsimOptions, MadAddr, Port};
 
 use crate::bench::{self, Opts};

@@ -32,9 +32,9 @@ use std::time::{Duration, Instant};
 
 use ibmad::{DrPath, Mad, Method, NodeInfo, NodeType, Smp};
 use ibsim_harness::{example_fabric, run_with_timeout, Ibsim, Need};
+use umad::carrier::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::device::Devices;
 use umad::rpc::{Completion, Outcome, Request, Rpc, Window};
-use umad::transport::ibsim::{ENV_NODE, ENV_SOCKET};
 use umad::{AgentSpec, MadAddr, Port, Received};
 
 use crate::bench::{self, Opts};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ibsim_harness::{example_fabric, example_net, find_tool, run_with_timeout, Ibsim, Need};
 
-use umad::transport::ibsim::ENV_SOCKET;
+use umad::carrier::ibsim::ENV_SOCKET;
 
 use crate::{cargo, workspace_root};
 

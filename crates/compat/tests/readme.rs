@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use ibsim_harness::{example_fabric, example_net, require_ibsim, run_with_timeout, Ibsim};
-use umad::transport::ibsim::ENV_SOCKET;
+use umad::carrier::ibsim::ENV_SOCKET;
 
 include!(concat!(env!("OUT_DIR"), "/readme_library.rs"));
 

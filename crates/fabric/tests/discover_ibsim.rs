@@ -751,7 +751,7 @@ fn from_lid_starts_at_the_lid() {
 /// fabric dies behind a relay.
 #[derive(Debug)]
 struct GoesSilent {
-    inner: umad::transport::ibsim::IbsimCarrier,
+    inner: umad::carrier::ibsim::IbsimCarrier,
     cut_after: usize,
     sent: AtomicUsize,
     cut_at: std::sync::Mutex<Option<Instant>>,
@@ -804,7 +804,7 @@ fn a_fabric_that_goes_silent_ends_the_walk_within_a_request_budget() {
         };
         let budget = Duration::from_millis(timeout_ms * u64::from(retries + 1));
         let carrier = Arc::new(GoesSilent {
-            inner: umad::transport::ibsim::IbsimCarrier::connect(
+            inner: umad::carrier::ibsim::IbsimCarrier::connect(
                 &IbsimOptions::new(sim.socket_name()).node(&net.nodes[0].id),
             )
             .expect("connect"),

@@ -286,11 +286,11 @@ mod tests {
         let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
         cmd.args([TEST, "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD, "1")
-            .env(umad::transport::ibsim::ENV_SOCKET, socket)
-            .env_remove(umad::transport::ibsim::ENV_NODE)
+            .env(umad::carrier::ibsim::ENV_SOCKET, socket)
+            .env_remove(umad::carrier::ibsim::ENV_NODE)
             .env_remove("LD_PRELOAD");
         if let Some(n) = node {
-            cmd.env(umad::transport::ibsim::ENV_NODE, n);
+            cmd.env(umad::carrier::ibsim::ENV_NODE, n);
         }
         let out = cmd.output().expect("run the child");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -14,8 +14,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use ibsim_harness::{example_fabric, example_net as net, require_ibsim, Ibsim};
+use umad::carrier::ibsim::{IbsimCarrier, IbsimOptions};
 use umad::layer::Carrier;
-use umad::transport::ibsim::{IbsimCarrier, IbsimOptions};
 
 /// ibsim's client slots (`IBSIM_MAX_CLIENTS`).
 const SLOTS: usize = 10;

@@ -12,9 +12,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod abi;
-pub mod addr;
-pub mod agent;
+pub mod carrier;
 pub mod device;
 pub mod error;
 #[cfg(test)]
@@ -30,14 +28,16 @@ pub mod raw;
 mod realkernel;
 pub mod rpc;
 mod sys;
-mod sysfs;
 pub mod transport;
+pub mod wire;
+
+pub use wire::{abi, addr, agent};
 
 pub use addr::{Grh, MadAddr};
 pub use agent::{AgentId, AgentSpec, MethodMask};
+pub use carrier::ibsim::IbsimOptions;
 pub use error::{Error, Result};
 pub use port::Port;
-pub use transport::ibsim::IbsimOptions;
 pub use transport::{Issm, Received, Transport, TransportKind};
 
 /// Makes SIGHUP, SIGINT and SIGTERM disconnect every native ibsim connection of the process before it
@@ -61,7 +61,7 @@ pub use transport::{Issm, Received, Transport, TransportKind};
 /// [`Error::Signals`] if the pipe, thread or handlers cannot be set up; the signals then act
 /// as before.
 pub fn disconnect_on_signals() -> Result<()> {
-    sys::signals::on_termination(transport::ibsim::disconnect_all)
+    sys::signals::on_termination(carrier::ibsim::disconnect_all)
         .map_err(|source| Error::Signals { source })
 }
 

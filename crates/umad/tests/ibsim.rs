@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ibmad::attr::id;
 use ibmad::{DrPath, Method, NodeDescription, NodeInfo, NodeType, PortInfo, PortState, Smp};
 use ibsim_harness::{example_fabric, example_net as net, require_ibsim, Ibsim};
-use umad::transport::ibsim::IbsimOptions;
+use umad::carrier::ibsim::IbsimOptions;
 use umad::{AgentSpec, Error, MadAddr, Port, Received};
 
 const DR: u8 = 0x81;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ibmad::{Mad, Rmpp, RmppHeader};
 use ibsim_harness::{example_fabric, require_ibsim, Ibsim};
-use umad::transport::ibsim::IbsimOptions;
+use umad::carrier::ibsim::IbsimOptions;
 use umad::{AgentSpec, MadAddr, MethodMask, Port};
 
 const SA: u8 = 0x03;

@@ -1419,7 +1419,7 @@ fn class_dir_that_is_a_file_is_an_error() {
 
 #[test]
 fn sysfs_readers_on_files() {
-    use crate::sysfs::{list_dir, read_gid, read_guid, read_string, read_uint};
+    use crate::device::sysfs::{list_dir, read_gid, read_guid, read_string, read_uint};
     let fx = Fixture::new();
     let file = |name: &str, content: &str| {
         let p = fx.root.join("files").join(name);
@@ -1461,7 +1461,7 @@ fn sysfs_readers_on_files() {
 
 #[test]
 fn sysfs_reader_errors_name_the_file() {
-    use crate::sysfs::{list_dir, read_gid, read_guid, read_uint};
+    use crate::device::sysfs::{list_dir, read_gid, read_guid, read_uint};
     let fx = Fixture::new();
     let file = |name: &str, content: &str| {
         let p = fx.root.join("files").join(name);

@@ -2,7 +2,7 @@
 //!
 //! Two transports are built in: [`kernel`] (the `ib_umad` character devices, also what ibsim's
 //! `libumad2sim.so` shim intercepts) and the user-space MAD layer
-//! ([`MadLayer`](crate::layer::MadLayer)) over a packet carrier such as [`ibsim`] (a native
+//! ([`MadLayer`](crate::layer::MadLayer)) over a packet carrier such as [`ibsim`](crate::carrier::ibsim) (a native
 //! client of the ibsim simulator's socket protocol, no LD_PRELOAD). Both give the kernel's
 //! semantics: agents with ids, the TID's upper 32 bits owned by the transport, send timeouts
 //! and retries that end in a receive with status `ETIMEDOUT`, RMPP for RMPP agents.
@@ -16,7 +16,6 @@ use crate::agent::{AgentId, AgentSpec};
 use crate::device::Ca;
 use crate::Result;
 
-pub mod ibsim;
 pub mod kernel;
 
 /// `ETIMEDOUT`: the status of a received MAD that reports a send which got no response.

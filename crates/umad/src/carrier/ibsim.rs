@@ -28,10 +28,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use super::Issm;
 use crate::addr::MadAddr;
 use crate::device::{Ca, NodeType, PortAttrs};
 use crate::layer::{Carrier, Packet};
+use crate::transport::Issm;
 use crate::{Error, Result};
 
 /// Environment variable naming the ibsim socket to use (same value as ibsim's `IBSIM_SOCKNAME`).

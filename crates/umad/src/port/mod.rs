@@ -23,10 +23,10 @@ use std::time::{Duration, Instant};
 
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
+use crate::carrier::ibsim::{IbsimCarrier, IbsimOptions};
 use crate::device::{Ca, Devices};
 use crate::hash::FastMap as HashMap;
 use crate::layer::{LayerConfig, MadLayer};
-use crate::transport::ibsim::{IbsimCarrier, IbsimOptions};
 use crate::transport::kernel::KernelTransport;
 use crate::transport::{deadline, Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
 use crate::{Error, Result};

@@ -24,7 +24,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::sysfs;
+mod sysfs;
 
 /// The default sysfs directory of RDMA devices.
 pub const DEFAULT_CLASS_DIR: &str = "/sys/class/infiniband";
