@@ -525,7 +525,13 @@ impl<'o> Scan<'o> {
                 probe = rpc.submit(self.request(&e).retries(tries)).ok();
                 self.stats.probes += 1;
             }
-            while !silent && next_send < self.queue.len() && tickets.len() < window {
+            // While a probe is out the walk sends nothing new: the probe gets the first room
+            // in the window, and a dead fabric is not fed another window of SMPs meanwhile.
+            while !silent
+                && probe.is_none()
+                && next_send < self.queue.len()
+                && tickets.len() < window
+            {
                 let req = self.request(&self.queue[next_send]);
                 match rpc.submit(req) {
                     Ok(t) => {
