@@ -364,6 +364,12 @@ pub fn discover_with(rpc: &Rpc, opts: &DiscoverOptions) -> umad::Result<Discover
     Ok(d)
 }
 
+/// Whether an SMP's outcome came from the fabric: an answer, even with an error status or
+/// malformed (a timeout or a local failure is not one).
+fn answered(result: &Result<Vec<u8>, MissReason>) -> bool {
+    !matches!(result, Err(MissReason::Timeout | MissReason::Failed(_)))
+}
+
 /// What to do with an answer.
 #[derive(Debug, Clone, Copy)]
 enum Ctx {
@@ -494,12 +500,11 @@ impl<'o> Scan<'o> {
         let mut last_progress = Instant::now();
         // Has the fabric gone silent? Once nothing has answered for a whole try while SMPs
         // are in flight, the node that answered last is asked for its NodeInfo again (a
-        // probe, not part of the walk). If the probe gets no answer within its whole budget
-        // either, every SMP left would only time out too (a walk of 1,000 SMPs left at 32 in
-        // flight would take 1,000 / 32 budgets): the walk ends, about one budget plus two
-        // tries after the last answer. If it is answered, the
-        // fabric is there and the SMPs timing out are the walk's own dead ends (a switch
-        // whose peers do not answer): it goes on, as C's.
+        // probe, not part of the walk). If the probe times out too, every SMP left would
+        // only time out as well (a walk of 1,000 SMPs left at 32 in flight would take
+        // 1,000 / 32 budgets): the walk ends, about one budget plus two tries after the last
+        // answer. If anything answers, the fabric is there and the SMPs timing out are the
+        // walk's own dead ends (a switch whose peers do not answer): it goes on, as C's.
         let per_try = self.opts.timeout.unwrap_or(umad::rpc::DEFAULT_TIMEOUT);
         let mut last_answer = Instant::now();
         let mut last_answered = self.opts.from;
@@ -523,7 +528,7 @@ impl<'o> Scan<'o> {
                     .unwrap_or(umad::rpc::DEFAULT_RETRIES)
                     .min(1);
                 probe = rpc.submit(self.request(&e).retries(tries)).ok();
-                self.stats.probes += 1;
+                self.stats.probes += usize::from(probe.is_some());
             }
             // While a probe is out the walk sends nothing new: the probe gets the first room
             // in the window, and a dead fabric is not fed another window of SMPs meanwhile.
@@ -559,7 +564,7 @@ impl<'o> Scan<'o> {
                     last_progress = Instant::now();
                     if probe == Some(c.ticket) {
                         probe = None;
-                        if outcome(c).is_ok() {
+                        if answered(&outcome(c)) {
                             last_answer = last_progress;
                         } else {
                             silent = true;
@@ -569,7 +574,7 @@ impl<'o> Scan<'o> {
                         }
                     } else if let Some(i) = tickets.remove(&c.ticket) {
                         let result = outcome(c);
-                        if result.is_ok() {
+                        if answered(&result) {
                             last_answer = last_progress;
                             last_answered = self.queue[i].path;
                         }
