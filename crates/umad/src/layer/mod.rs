@@ -573,10 +573,6 @@ impl Transport for MadLayer {
         self.queue(out)
     }
 
-    fn defers_sends(&self) -> bool {
-        true
-    }
-
     fn flush(&self) -> Result<()> {
         // The calling thread carries the packets itself. Without room, the progress thread
         // drains the carrier and carries them when it can.

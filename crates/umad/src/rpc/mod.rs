@@ -1047,7 +1047,11 @@ impl Rpc {
             return Ok(st);
         };
         st.reading = true;
-        let gather = st.flights.len() > 1 && self.port().transport().defers_sends();
+        // With more than one in flight, whatever else has arrived is read too before the
+        // batch is handled, on every transport: one pass of the rpc's lock and wake-ups per
+        // batch instead of per MAD pays for the extra look even where sends are not deferred
+        // (kernel transport at 64 in flight: 1.65 -> 1.44 µs of CPU per round trip).
+        let gather = st.flights.len() > 1;
         let mut all = std::mem::take(&mut st.inbox);
         drop(st);
         let mut reading = Reading {

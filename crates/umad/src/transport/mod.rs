@@ -123,12 +123,6 @@ pub trait Transport: Send + Sync + fmt::Debug {
     fn flush(&self) -> Result<()> {
         Ok(())
     }
-    /// Whether [`send_deferred`](Transport::send_deferred) really holds MADs back: then an
-    /// engine gains by reading all that has arrived before it sends what the answers free up
-    /// (with a transport that sends at once, the extra look only costs a system call).
-    fn defers_sends(&self) -> bool {
-        false
-    }
     /// Takes the next MAD, waiting up to `timeout` (`None`: forever). `Ok(None)` when none came.
     fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>> {
         self.recv_fit(timeout, usize::MAX)
