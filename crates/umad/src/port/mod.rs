@@ -27,6 +27,7 @@ use crate::carrier::ibsim::{IbsimCarrier, IbsimOptions};
 use crate::device::{Ca, Devices};
 use crate::hash::FastMap as HashMap;
 use crate::layer::{LayerConfig, MadLayer};
+use crate::rpc::core::{Core, Outbox, Transmit};
 use crate::transport::kernel::KernelTransport;
 use crate::transport::{deadline, Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
 use crate::{Error, Result};
@@ -41,6 +42,10 @@ pub const RECV_QUEUE_MADS: usize = 4096;
 /// At most this many MAD bytes wait in a port's receive queue (the newest MAD is always kept,
 /// however long); beyond it the oldest are dropped.
 pub const RECV_QUEUE_BYTES: usize = 16 << 20;
+
+/// At most this many MADs a reader takes off the transport in one turn (see
+/// [`Port::read_batch`]).
+const GATHER: usize = 64;
 
 /// How many given-up transactions are remembered so that their late response or timeout
 /// report is discarded instead of surfacing in [`Port::recv`]; beyond it the oldest is
@@ -82,10 +87,18 @@ struct Mux {
     transport_ready: bool,
     /// Threads asleep on [`Port::changed`] (see [`Port::wake`]).
     sleepers: usize,
-    /// Agents owned by a transaction engine ([`crate::rpc::Rpc`]): everything read for one
-    /// of them goes to its own inbox, oldest first, instead of `queue`.
-    /// Each such agent's owner (an engine id) and inbox.
-    owned: HashMap<AgentId, (u64, VecDeque<Received>)>,
+    /// Agents owned by a transaction engine ([`crate::rpc::Rpc`]), and the engine's id:
+    /// everything read for one of them goes straight to that engine's state machine.
+    owned: HashMap<AgentId, u64>,
+    /// The state machines of the transaction engines on this port, by id: they run under
+    /// this lock, driven by whichever thread holds it (see [`Port::wait`]).
+    cores: HashMap<u64, Core>,
+    /// What the engines have launched and nobody has carried yet ([`Port::flush`]).
+    outbox: Outbox,
+    /// An empty outbox to swap in while one is being carried (kept: no allocation).
+    spare: Option<Outbox>,
+    /// The reader's batch buffer, kept between reads (taken while it reads).
+    batch: Option<Vec<Received>>,
 }
 
 /// How the reader reads when no transaction waits (when one does, it always takes every MAD
@@ -103,14 +116,14 @@ enum ReadFor {
 }
 
 impl Mux {
-    /// Delivers one MAD the reader took off the transport.
-    fn route(&mut self, r: Received) {
-        if let Some((_, inbox)) = self.owned.get_mut(&r.agent) {
-            if inbox.len() >= RECV_QUEUE_MADS {
-                inbox.pop_front();
-                self.dropped += 1;
+    /// Delivers one MAD the reader took off the transport (at `now`).
+    fn route(&mut self, r: Received, now: Instant) {
+        if let Some(owner) = self.owned.get(&r.agent) {
+            match self.cores.get_mut(owner) {
+                Some(core) => core.on_received(now, r, &mut self.outbox),
+                // Its engine is being dropped.
+                None => self.dropped += 1,
             }
-            inbox.push_back(r);
             return;
         }
         if let Some(key) = reply_key(&r) {
@@ -134,6 +147,27 @@ impl Mux {
                 self.dropped += 1;
             }
         }
+    }
+
+    /// Runs the engines' timers: ends every flight whose deadline is not after `now`.
+    /// Returns the next deadline and whether any flight ended.
+    fn on_timer(&mut self, now: Instant) -> (Option<Instant>, bool) {
+        let Mux { cores, outbox, .. } = self;
+        let mut next: Option<Instant> = None;
+        let mut fired = false;
+        for core in cores.values_mut() {
+            let before = core.stats.deadline_expired;
+            if let Some(d) = core.on_timer(now, outbox) {
+                next = Some(next.map_or(d, |n| n.min(d)));
+            }
+            fired |= core.stats.deadline_expired != before;
+        }
+        (next, fired)
+    }
+
+    /// Requests in flight in all the engines.
+    fn in_flight(&self) -> usize {
+        self.cores.values().map(Core::in_flight).sum()
     }
 
     /// The next queued MAD if it fits in `capacity` bytes; a longer one stays queued and
@@ -317,10 +351,9 @@ impl Port {
         }
     }
 
-    /// The transport underneath. Receiving from it directly bypasses the port's routing (a
-    /// `transact` on another thread may then miss its response): use [`Port::recv`].
-    pub fn transport(&self) -> &dyn Transport {
-        &*self.transport
+    /// The transport's never-hang slack ([`Transport::transact_slack`]).
+    pub(crate) fn transact_slack(&self) -> Duration {
+        self.transport.transact_slack()
     }
 
     /// The CA's name.
@@ -402,8 +435,10 @@ impl Port {
     /// `umad_recv` passes on).
     #[doc(alias = "umad_recv")]
     pub fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
-        self.wait(deadline(timeout), ReadFor::Fit(capacity), |mux| {
-            match mux.pop_fit(capacity)? {
+        self.wait(
+            deadline(timeout),
+            ReadFor::Fit(capacity),
+            |mux, _| match mux.pop_fit(capacity)? {
                 Ok(r) => Some(Ok(r)),
                 Err(needed) => Some(Err(Error::TooLong {
                     ca: self.ca_name().to_string(),
@@ -411,8 +446,8 @@ impl Port {
                     needed,
                     capacity,
                 })),
-            }
-        })
+            },
+        )
     }
 
     /// Waits until a MAD can be received with [`Port::recv`], up to `timeout`. To know, it
@@ -420,7 +455,7 @@ impl Port {
     /// [`Port::transact`] goes there, the rest into the port's receive queue.
     #[doc(alias = "umad_poll")]
     pub fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
-        let queued = self.wait(deadline(timeout), ReadFor::Peek, |mux| {
+        let queued = self.wait(deadline(timeout), ReadFor::Peek, |mux, _| {
             let ready = !mux.queue.is_empty() || std::mem::take(&mut mux.transport_ready);
             ready.then_some(Ok(()))
         })?;
@@ -466,7 +501,7 @@ impl Port {
         self.send(agent, mad, addr, timeout_ms.max(1), retries)?;
         let budget = Duration::from_millis(u64::from(timeout_ms.max(1)) * (u64::from(retries) + 1))
             + self.transport.transact_slack();
-        let answer = self.wait(deadline(Some(budget)), ReadFor::Route, |mux| {
+        let answer = self.wait(deadline(Some(budget)), ReadFor::Route, |mux, _| {
             match mux.waiting.get(&key)? {
                 Slot::Waiting => None,
                 Slot::Done(_) | Slot::Unregistered => Some(Ok(())),
@@ -505,44 +540,120 @@ impl Port {
         self.transport.issm()
     }
 
-    /// Registers an agent for the engine `owner`: every MAD read for it goes to its own
-    /// inbox, taken only by [`Port::recv_owned`] (the transaction engine's agents).
+    /// Registers an agent for the engine `owner`: every MAD read for it goes to that
+    /// engine's state machine.
     pub(crate) fn register_owned(&self, spec: &AgentSpec, owner: u64) -> Result<AgentId> {
         let agent = self.transport.register(spec)?;
-        self.mux().owned.insert(agent, (owner, VecDeque::new()));
+        self.mux().owned.insert(agent, owner);
         Ok(agent)
     }
 
-    /// Moves everything in the inboxes of `owner`'s agents to the end of `all`, reading from
-    /// the transport on everyone's behalf meanwhile, until something is there or `until`
-    /// passes (then nothing is added).
-    pub(crate) fn recv_owned(
+    /// Puts a transaction engine's state machine under the port's driver.
+    pub(crate) fn attach(&self, core: Core) {
+        self.mux().cores.insert(core.owner, core);
+    }
+
+    /// Takes an engine's state machine off the port and unregisters its agents.
+    pub(crate) fn detach(&self, owner: u64) {
+        let core = self.mux().cores.remove(&owner);
+        for (_, agent) in core.map(|c| c.agents).into_iter().flatten() {
+            let _ = self.unregister(agent);
+        }
+    }
+
+    /// Runs `f` on engine `owner`'s state under the port's lock (`None`: no such engine).
+    pub(crate) fn with_core<T>(&self, owner: u64, f: impl FnOnce(&mut Core) -> T) -> Option<T> {
+        self.mux().cores.get_mut(&owner).map(f)
+    }
+
+    /// Waits until `take` finds what the caller wants in engine `owner`'s state, or `until`
+    /// passes (`Ok(None)`), driving the port meanwhile: reading and routing for everyone,
+    /// running the engines' timers, carrying what they launch. `take` also gets the outbox
+    /// (to launch requests) and the time.
+    pub(crate) fn drive<T>(
         &self,
         owner: u64,
         until: Option<Instant>,
-        gather: bool,
-        all: &mut Vec<Received>,
-    ) -> Result<()> {
-        // Into the caller's buffer: a reader that keeps it allocates nothing per batch.
-        let mut take = |mux: &mut Mux| {
-            let before = all.len();
-            for (o, inbox) in mux.owned.values_mut() {
-                if *o == owner {
-                    all.extend(inbox.drain(..));
+        mut take: impl FnMut(&mut Core, &mut Outbox, Instant) -> Option<T>,
+    ) -> Result<Option<T>> {
+        self.wait(until, ReadFor::Route, |mux, now| {
+            let Mux { cores, outbox, .. } = mux;
+            take(cores.get_mut(&owner)?, outbox, now).map(Ok)
+        })
+    }
+
+    /// Carries what the engines launched, without the lock (taken again after, and
+    /// returned); a MAD the transport refuses ends its request with the error. Returns
+    /// whether the lock was let go of.
+    fn flush<'a>(&'a self, mut mux: MutexGuard<'a, Mux>) -> (MutexGuard<'a, Mux>, bool) {
+        let mut released = false;
+        while !mux.outbox.is_empty() {
+            released = true;
+            let mut batch = mux.spare.take().unwrap_or_default();
+            std::mem::swap(&mut batch, &mut mux.outbox);
+            drop(mux);
+            let mut failed: Vec<(Transmit, Error)> = Vec::new();
+            if batch.len() == 1 {
+                if let Some((tx, out)) = batch.iter().next() {
+                    if let Err(e) = self.transport.send(&out) {
+                        failed.push((*tx, e));
+                    }
+                }
+            } else {
+                // Held back and carried together: one wake-up of the peer for the batch.
+                for (tx, out) in batch.iter() {
+                    if let Err(e) = self.transport.send_deferred(&out) {
+                        failed.push((*tx, e));
+                    }
+                }
+                if let Err(e) = self.transport.flush() {
+                    for (tx, _) in batch.iter() {
+                        failed.push((*tx, self.send_failure(&e)));
+                    }
                 }
             }
-            (all.len() > before).then_some(Ok(()))
-        };
-        if self.wait(until, ReadFor::Route, &mut take)?.is_none() {
-            return Ok(());
+            batch.clear();
+            mux = self.mux();
+            if mux.spare.is_none() {
+                mux.spare = Some(batch);
+            }
+            if !failed.is_empty() {
+                let now = Instant::now();
+                let Mux { cores, outbox, .. } = &mut *mux;
+                for (tx, e) in failed {
+                    if let Some(core) = cores.get_mut(&tx.owner) {
+                        core.send_failed(now, tx.key, tx.ticket, e, outbox);
+                    }
+                }
+                self.wake(&mux);
+            }
         }
-        // `gather`: whatever else has arrived comes along (without waiting), so the engine
-        // handles it all in one go and sends what it frees up together.
-        if gather {
-            while self
-                .wait(Some(Instant::now()), ReadFor::Route, &mut take)?
-                .is_some()
-            {}
+        (mux, released)
+    }
+
+    /// The error a request gets when the transport failed to carry a batch it was in.
+    fn send_failure(&self, e: &Error) -> Error {
+        Error::Failed {
+            ca: self.ca_name().to_string(),
+            port: self.port_num(),
+            reason: e.to_string(),
+            errno: e.errno(),
+        }
+    }
+
+    /// Reads one MAD (waiting up to `slice`) into `batch`, and with `gather` whatever else
+    /// has arrived (without waiting, up to [`GATHER`] MADs), so that it is routed in one pass
+    /// of the lock and what it frees up is sent together.
+    fn read_batch(&self, slice: Duration, gather: bool, batch: &mut Vec<Received>) -> Result<()> {
+        let Some(r) = self.transport.recv(Some(slice))? else {
+            return Ok(());
+        };
+        batch.push(r);
+        while gather && batch.len() < GATHER {
+            match self.transport.recv(Some(Duration::ZERO))? {
+                Some(r) => batch.push(r),
+                None => break,
+            }
         }
         Ok(())
     }
@@ -602,70 +713,103 @@ impl Port {
         Ok(Claim { port: self, key })
     }
 
-    /// Waits until `take` finds what the caller wants (`Some`), or `until` passes (`Ok(None)`).
+    /// Waits until `take` finds what the caller wants (`Some`), or `until` passes (`Ok(None)`):
+    /// the port's driver, the one place where threads read, route, run timers and send.
     ///
     /// While nobody else reads, this thread reads from the transport for at most
-    /// [`READ_SLICE`] (and never past `until`), routes what it got and wakes the others; while
-    /// another thread reads, it sleeps until that read ends or `until` passes. After `until` it
-    /// makes at most one more, non-waiting, read, so a zero timeout still takes what is there.
+    /// [`READ_SLICE`] (and never past `until` or the engines' next deadline), routes what it
+    /// got and wakes the others; while another thread reads, it sleeps until that read ends or
+    /// `until` passes. After `until` it makes at most one more, non-waiting, read, so a zero
+    /// timeout still takes what is there. Whatever the engines launched meanwhile (from `take`,
+    /// their timers, or the answers routed) this thread sends itself, without the lock.
     fn wait<T>(
         &self,
         until: Option<Instant>,
         how: ReadFor,
-        mut take: impl FnMut(&mut Mux) -> Option<Result<T>>,
+        mut take: impl FnMut(&mut Mux, Instant) -> Option<Result<T>>,
     ) -> Result<Option<T>> {
         let mut mux = self.mux();
         let mut read_late = false;
         loop {
-            if let Some(x) = take(&mut mux) {
+            let now = Instant::now();
+            let (timer, fired) = if mux.cores.is_empty() {
+                (None, false)
+            } else {
+                mux.on_timer(now)
+            };
+            if fired {
+                self.wake(&mux);
+            }
+            if let Some(x) = take(&mut mux, now) {
+                drop(self.flush(mux));
                 return x.map(Some);
             }
-            let left = until.map(|u| u.saturating_duration_since(Instant::now()));
-            let expired = left == Some(Duration::ZERO);
+            let released;
+            (mux, released) = self.flush(mux);
+            if released {
+                // Things may have changed while the lock was let go of.
+                continue;
+            }
+            let expired = until.is_some_and(|u| u <= now);
             if expired && (read_late || mux.reading) {
                 return Ok(None);
             }
+            let wake = match (until, timer) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let left = wake.map(|w| w.saturating_duration_since(now));
             if mux.reading {
                 mux = self.sleep(mux, left);
                 continue;
             }
             // A transaction engine's agents are always waited on.
-            let how = if mux.waiting.is_empty() && mux.owned.is_empty() {
-                how
-            } else {
-                ReadFor::Route
-            };
+            let routing = !mux.waiting.is_empty() || !mux.owned.is_empty();
+            let how = if routing { ReadFor::Route } else { how };
+            // With more than one request out, whatever else has arrived is read too before
+            // the batch is routed: one pass of the lock and wake-ups per batch, not per MAD.
+            let gather = mux.in_flight() > 1;
+            let mut batch = mux.batch.take().unwrap_or_default();
             mux.reading = true;
             drop(mux);
             let mut reading = Reading {
                 port: self,
                 armed: true,
             };
-            let slice = Some(left.map_or(READ_SLICE, |l| l.min(READ_SLICE)));
+            let slice = left.map_or(READ_SLICE, |l| l.min(READ_SLICE));
             let got = match how {
-                ReadFor::Peek => self.transport.poll(slice).map(|ready| (None, ready)),
-                ReadFor::Fit(capacity) => {
-                    self.transport.recv_fit(slice, capacity).map(|r| (r, false))
-                }
-                ReadFor::Route => self.transport.recv(slice).map(|r| (r, false)),
+                ReadFor::Peek => self.transport.poll(Some(slice)),
+                ReadFor::Fit(capacity) => self
+                    .transport
+                    .recv_fit(Some(slice), capacity)
+                    .map(|r| batch.extend(r))
+                    .map(|()| false),
+                ReadFor::Route => self.read_batch(slice, gather, &mut batch).map(|()| false),
             };
             mux = self.mux();
             reading.armed = false;
             mux.reading = false;
             mux.reads = mux.reads.wrapping_add(1);
             read_late |= expired;
+            // What it saw may be the answer of a transaction that began meanwhile: then the
+            // next pass reads and routes it instead.
+            if let Ok(ready) = got {
+                mux.transport_ready |= ready && mux.waiting.is_empty() && mux.owned.is_empty();
+            }
             // A MAD taken directly still goes through routing: a transaction may have begun
             // waiting for it during the read.
-            let got = got.map(|(r, ready)| {
-                // What it saw may be the answer of a transaction that began meanwhile: then
-                // the next pass reads and routes it instead.
-                mux.transport_ready |= ready && mux.waiting.is_empty() && mux.owned.is_empty();
-                if let Some(r) = r {
-                    mux.route(r);
+            if !batch.is_empty() {
+                let now = Instant::now();
+                for r in batch.drain(..) {
+                    mux.route(r, now);
                 }
-            });
+            }
+            mux.batch = Some(batch);
             self.wake(&mux);
-            got?;
+            if let Err(e) = got {
+                drop(self.flush(mux));
+                return Err(e);
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ const PUMP_SLICE: Duration = Duration::from_millis(100);
 
 /// Where a completion waits for its future.
 #[derive(Default)]
-pub(super) struct Slot {
+pub(crate) struct Slot {
     inner: Mutex<(Option<Result<Completion>>, Option<Waker>)>,
 }
 
@@ -32,7 +32,7 @@ impl std::fmt::Debug for Slot {
 
 impl Slot {
     /// Stores the completion and wakes the future.
-    pub(super) fn fill(&self, c: Completion) {
+    pub(crate) fn fill(&self, c: Completion) {
         self.put(Ok(c));
     }
 
@@ -81,55 +81,67 @@ impl Rpc {
 
     /// Starts the helper thread that collects for pending futures, unless it runs.
     fn ensure_pump(&self) {
-        let mut st = self.inner.lock();
-        if st.pumping || st.futures.is_empty() {
+        let start = self
+            .core(|c| {
+                let start = !c.pumping && !c.futures.is_empty();
+                c.pumping |= start;
+                start
+            })
+            .unwrap_or(false);
+        if !start {
             return;
         }
-        st.pumping = true;
-        drop(st);
         let rpc = self.clone();
         let spawned = thread::Builder::new()
             .name("umad-rpc".into())
             .spawn(move || rpc.pump_futures());
         if let Err(e) = spawned {
-            let mut st = self.inner.lock();
-            st.pumping = false;
-            let slots: Vec<_> = st.futures.drain().map(|(_, s)| s).collect();
-            drop(st);
-            for s in slots {
-                s.put(Err(Error::InvalidArgument(format!(
-                    "cannot start the thread that serves async requests: {e}"
-                ))));
-            }
+            self.fail_futures(
+                &format!("cannot start the thread that serves async requests: {e}"),
+                libc::EAGAIN,
+            );
+        }
+    }
+
+    /// Ends every pending future with an error (the helper thread cannot go on).
+    fn fail_futures(&self, reason: &str, errno: i32) {
+        let slots: Vec<_> = self
+            .core(|c| {
+                c.pumping = false;
+                c.futures.drain().map(|(_, s)| s).collect()
+            })
+            .unwrap_or_default();
+        for s in slots {
+            s.put(Err(Error::Failed {
+                ca: self.port().ca_name().to_string(),
+                port: self.port().port_num(),
+                reason: reason.to_string(),
+                errno,
+            }));
         }
     }
 
     fn pump_futures(&self) {
-        let mut st = self.inner.lock();
         loop {
-            if st.futures.is_empty() {
-                st.pumping = false;
-                return;
-            }
-            st = match self.pump(st, Some(Instant::now() + PUMP_SLICE)) {
-                Ok(st) => st,
+            // Whether the futures are all served is decided under the port's lock, together
+            // with giving the pump role back: a future added later starts a new pump.
+            let done = self.inner.port.drive(
+                self.inner.owner,
+                Some(Instant::now() + PUMP_SLICE),
+                |c, _, _| {
+                    let done = c.futures.is_empty();
+                    c.pumping &= !done;
+                    done.then_some(())
+                },
+            );
+            match done {
+                Ok(Some(())) => return,
+                Ok(None) => {}
                 Err(e) => {
-                    let mut st = self.inner.lock();
-                    st.pumping = false;
-                    let slots: Vec<_> = st.futures.drain().map(|(_, s)| s).collect();
-                    drop(st);
-                    let reason = e.to_string();
-                    for s in slots {
-                        s.put(Err(Error::Failed {
-                            ca: self.port().ca_name().to_string(),
-                            port: self.port().port_num(),
-                            reason: reason.clone(),
-                            errno: e.errno(),
-                        }));
-                    }
+                    self.fail_futures(&e.to_string(), e.errno());
                     return;
                 }
-            };
+            }
         }
     }
 }

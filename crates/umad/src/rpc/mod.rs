@@ -58,19 +58,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
-use crate::hash::{FastMap as HashMap, FastSet as HashSet};
 use crate::port::Port;
-use crate::transport::{deadline, STATUS_ABORTED, STATUS_TIMEOUT};
+use crate::transport::deadline;
 use crate::{Error, Result};
+
+pub(crate) mod core;
+use self::core::{CompletionQueue, Core, ObserverSlot};
 
 #[cfg(feature = "async")]
 mod future;
@@ -166,25 +166,6 @@ impl Request {
     /// The management class and class version in the MAD header.
     fn class(&self) -> (u8, u8) {
         (self.mad[1], self.mad[2])
-    }
-
-    /// The destination the per-destination window counts: the LID, or for a directed-route
-    /// SMP its whole initial path (and the LIDs around it).
-    fn destination(&self) -> Destination {
-        let smp = ibmad::Smp::new_checked(&self.mad[..]).ok();
-        match smp.filter(|s| s.is_directed_route()) {
-            Some(s) => {
-                let hops = usize::from(s.hop_count()).min(63);
-                let mut path = [0u8; 64];
-                path[..=hops].copy_from_slice(&s.initial_path()[..=hops]);
-                Destination::Dr {
-                    lid: self.addr.lid,
-                    dr: (s.dr_slid(), s.dr_dlid()),
-                    path,
-                }
-            }
-            None => Destination::Lid(self.addr.lid),
-        }
     }
 
     /// A short description of the request for error messages: method, attribute, where to.
@@ -334,38 +315,8 @@ pub struct RpcStats {
     pub max_in_flight_per_destination: usize,
 }
 
-/// Where a request goes, for the per-destination window. Held inline (no allocation): it is
-/// made, hashed and compared for every request.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Destination {
-    Lid(u16),
-    Dr {
-        lid: u16,
-        dr: (u16, u16),
-        /// The initial path's entries 0..=hop count, zeros after them.
-        path: [u8; 64],
-    },
-}
-
-/// A request in flight.
-#[derive(Debug)]
-struct Flight {
-    ticket: Ticket,
-    request: Request,
-    destination: Destination,
-    deadline: Instant,
-}
-
-/// A request waiting for room in the window.
-#[derive(Debug)]
-struct Queued {
-    ticket: Ticket,
-    request: Request,
-    agent: AgentId,
-}
-
 /// Who collects a request's completion.
-enum Waiter {
+pub(crate) enum Waiter {
     /// [`Rpc::next`] of the handle whose completion queue has this id.
     Next(u64),
     /// A thread in [`Rpc::call`] or [`Rpc::run_all`].
@@ -375,92 +326,18 @@ enum Waiter {
     Future(Arc<future::Slot>),
 }
 
-/// What is matched on: the agent and the TID's low 32 bits.
-type Key = (AgentId, u32);
-
-#[derive(Debug, Default)]
-struct State {
-    /// The agents registered so far, by (class, class version).
-    agents: HashMap<(u8, u8), AgentId>,
-    next_tid: u32,
-    next_ticket: u64,
-    flights: HashMap<Key, Flight>,
-    /// Deadlines of the flights, earliest first (entries of flights that ended stay until
-    /// they come up, and are skipped then).
-    deadlines: BinaryHeap<Reverse<(Instant, Key)>>,
-    in_flight_to: HashMap<Destination, usize>,
-    /// Requests waiting for room, per destination, and the destinations in the order they
-    /// will be served (each once).
-    queued: HashMap<Destination, VecDeque<Queued>>,
-    queued_order: VecDeque<Destination>,
-    queued_count: usize,
-    /// The completion queues of the handles (see [`Rpc::session`]), by id, and which queue
-    /// each submitted request's completion goes to.
-    queues: HashMap<u64, CompletionQueue>,
-    next_queue: u64,
-    queue_of: HashMap<Ticket, u64>,
-    /// Tickets a [`Rpc::call`] waits for, and their completions once there.
-    claimed: HashSet<Ticket>,
-    claimed_done: HashMap<Ticket, Completion>,
-    /// A thread is reading from the port for the engine.
-    reading: bool,
-    /// The reader's batch buffer, kept between reads (taken while it reads): no allocation
-    /// per batch.
-    inbox: Vec<crate::Received>,
-    /// The reader is handling what it read: requests launched meanwhile are sent deferred
-    /// and flushed together when it is done.
-    corked: bool,
-    /// Threads asleep on [`Inner::changed`] (see [`Inner::wake`]).
-    sleepers: usize,
-    /// Timeout and retries of the requests the typed one-liners make.
-    budget: Option<(Duration, u32)>,
-    /// See [`Rpc::set_observer`].
-    observer: Option<ObserverSlot>,
-    stats: RpcStats,
-    #[cfg(feature = "async")]
-    futures: HashMap<Ticket, Arc<future::Slot>>,
-    #[cfg(feature = "async")]
-    pumping: bool,
-}
-
-/// An [`Observer`] in [`State`] (which derives `Debug`).
-#[derive(Clone)]
-struct ObserverSlot(Observer);
-
-impl fmt::Debug for ObserverSlot {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Observer")
-    }
-}
-
-/// The completions of one handle's [`Rpc::submit`]s, for its [`Rpc::next`].
-#[derive(Debug, Default)]
-struct CompletionQueue {
-    /// Finished, oldest first.
-    done: VecDeque<Completion>,
-    /// Submitted and not yet returned by `next`.
-    outstanding: usize,
-}
-
+/// What the handles of one engine share: the port, whose driver keeps the engine's state
+/// ([`Core`]) under its one lock, and the engine's id there.
 struct Inner {
     port: Arc<Port>,
-    /// The transport's [`transact_slack`](crate::Transport::transact_slack), asked once: the
-    /// MAD layer answers it under the lock its progress thread works under.
-    slack: Duration,
-    /// This engine's id among the owners of a port's agents.
+    /// This engine's id among the owners of the port's agents and engines.
     owner: u64,
     window: Window,
-    state: Mutex<State>,
-    /// Signalled when a read for the engine ends and when completions arrive.
-    changed: Condvar,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        let st = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        for &agent in st.agents.values() {
-            let _ = self.port.unregister(agent);
-        }
+        self.port.detach(self.owner);
     }
 }
 
@@ -484,74 +361,26 @@ struct QueueHandle {
 
 impl Drop for QueueHandle {
     fn drop(&mut self) {
-        let mut st = self.inner.lock();
-        st.queues.remove(&self.id);
-        st.queue_of.retain(|_, q| *q != self.id);
+        let id = self.id;
+        self.inner.port.with_core(self.inner.owner, |c| {
+            c.queues.remove(&id);
+            c.queue_of.retain(|_, q| *q != id);
+        });
     }
 }
 
 impl fmt::Debug for Rpc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = self.inner.lock();
+        let (in_flight, queued, stats) = self
+            .core(|c| (c.in_flight(), c.queued_count, c.stats))
+            .unwrap_or_default();
         f.debug_struct("Rpc")
             .field("port", &self.inner.port)
             .field("window", &self.inner.window)
-            .field("in_flight", &st.flights.len())
-            .field("queued", &st.queued_count)
-            .field("stats", &st.stats)
+            .field("in_flight", &in_flight)
+            .field("queued", &queued)
+            .field("stats", &stats)
             .finish()
-    }
-}
-
-/// Gives the reader role back even if the read panics.
-struct Reading<'a> {
-    inner: &'a Inner,
-    armed: bool,
-}
-
-impl Drop for Reading<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let mut st = self.inner.lock();
-            st.reading = false;
-            self.inner.wake(&st);
-        }
-    }
-}
-
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Sleeps on [`Inner::changed`] until woken or `timeout` (`None`: no limit), counted in
-    /// [`State::sleepers`] meanwhile.
-    fn sleep<'a>(
-        &self,
-        mut st: MutexGuard<'a, State>,
-        timeout: Option<Duration>,
-    ) -> MutexGuard<'a, State> {
-        st.sleepers += 1;
-        let mut st = match timeout {
-            None => self.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
-            Some(t) => {
-                self.changed
-                    .wait_timeout(st, t)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0
-            }
-        };
-        st.sleepers -= 1;
-        st
-    }
-
-    /// Wakes the threads asleep on [`Inner::changed`], if there are any (with the lock held,
-    /// after the change, so none is missed). Saves a futex system call per read when one
-    /// thread drives the engine.
-    fn wake(&self, st: &State) {
-        if st.sleepers > 0 {
-            self.changed.notify_all();
-        }
     }
 }
 
@@ -571,22 +400,20 @@ impl Rpc {
             per_destination: window.per_destination.max(1),
         };
         // Engines on one port draw TIDs from distinct 2^24 blocks.
-        let seed = TID_SEED.fetch_add(1, Ordering::Relaxed);
-        let mut state = State {
-            next_tid: ((seed % 0x80) as u32) << 24 | 1,
-            next_queue: 1,
-            ..State::default()
-        };
-        state.queues.insert(0, CompletionQueue::default());
+        let owner = TID_SEED.fetch_add(1, Ordering::Relaxed);
         let port: Arc<Port> = port.into();
-        let slack = port.transport().transact_slack();
+        let core = Core::new(
+            owner,
+            window,
+            port.transact_slack(),
+            port.ca_name(),
+            port.port_num(),
+        );
+        port.attach(core);
         let inner = Arc::new(Inner {
             port,
-            slack,
-            owner: seed,
+            owner,
             window,
-            state: Mutex::new(state),
-            changed: Condvar::new(),
         });
         Rpc {
             queue: Arc::new(QueueHandle {
@@ -603,11 +430,14 @@ impl Rpc {
     /// other queries): clones of one handle share its queue and would take each other's
     /// completions.
     pub fn session(&self) -> Rpc {
-        let mut st = self.inner.lock();
-        let id = st.next_queue;
-        st.next_queue += 1;
-        st.queues.insert(id, CompletionQueue::default());
-        drop(st);
+        let id = self
+            .core(|c| {
+                let id = c.next_queue;
+                c.next_queue += 1;
+                c.queues.insert(id, CompletionQueue::default());
+                id
+            })
+            .unwrap_or(u64::MAX);
         Rpc {
             inner: self.inner.clone(),
             queue: Arc::new(QueueHandle {
@@ -632,49 +462,52 @@ impl Rpc {
         self.inner.window
     }
 
+    /// Runs `f` on the engine's state, under the port's lock.
+    fn core<T>(&self, f: impl FnOnce(&mut Core) -> T) -> Option<T> {
+        self.inner.port.with_core(self.inner.owner, f)
+    }
+
     /// Sets the timeout per attempt and the retries of the requests that the typed
     /// one-liners ([`Rpc::smp_get`], [`Rpc::sa_get_table`], …) make (default:
     /// [`DEFAULT_TIMEOUT`], [`DEFAULT_RETRIES`]).
     pub fn set_budget(&self, timeout: Duration, retries: u32) {
-        self.inner.lock().budget = Some((timeout, retries));
+        self.core(|c| c.budget = Some((timeout, retries)));
     }
 
     /// A request for `mad` to `addr` with the engine's budget (see [`Rpc::set_budget`]).
     pub fn request(&self, mad: impl Into<Vec<u8>>, addr: MadAddr) -> Request {
         let (timeout, retries) = self
-            .inner
-            .lock()
-            .budget
+            .core(|c| c.budget)
+            .flatten()
             .unwrap_or((DEFAULT_TIMEOUT, DEFAULT_RETRIES));
         Request::new(mad, addr).timeout(timeout).retries(retries)
     }
 
     /// Installs (or with `None` removes) a callback that sees every MAD the engine sends
-    /// and reads ([`MadEvent`]), for every handle on the engine. It runs with the engine's
+    /// and reads ([`MadEvent`]), for every handle on the engine. It runs with the port's
     /// lock held, on whichever thread sends or reads: it must be quick and must not call
-    /// back into this engine. Without one, the engine only tests an `Option` per MAD.
+    /// back into this engine or its port. Without one, the engine only tests an `Option`
+    /// per MAD.
     pub fn set_observer(&self, observer: Option<Observer>) {
-        self.inner.lock().observer = observer.map(ObserverSlot);
+        self.core(|c| c.observer = observer.map(ObserverSlot));
     }
 
     /// The engine's counters.
     pub fn stats(&self) -> RpcStats {
-        self.inner.lock().stats
+        self.core(|c| c.stats).unwrap_or_default()
     }
 
     /// How many requests are in flight right now.
     pub fn in_flight(&self) -> usize {
-        self.inner.lock().flights.len()
+        self.core(|c| c.in_flight()).unwrap_or(0)
     }
 
     /// Requests submitted with [`Rpc::submit`] whose completion [`Rpc::next`] has not
     /// returned yet.
     pub fn outstanding(&self) -> usize {
-        self.inner
-            .lock()
-            .queues
-            .get(&self.queue.id)
-            .map_or(0, |q| q.outstanding)
+        let id = self.queue.id;
+        self.core(|c| c.queues.get(&id).map_or(0, |q| q.outstanding))
+            .unwrap_or(0)
     }
 
     /// Submits a request: it is sent at once if the window has room, else queued behind the
@@ -687,39 +520,31 @@ impl Rpc {
 
     /// Sends a request and waits for its own completion (other threads' requests keep going).
     pub fn call(&self, request: Request) -> Result<Completion> {
-        let ticket = self.submit_as(request, Waiter::Call)?;
-        let mut st = self.inner.lock();
-        loop {
-            if let Some(c) = st.claimed_done.remove(&ticket) {
-                return Ok(c);
-            }
-            st = self.pump(st, None)?;
-        }
+        // Submitted and collected in one pass of the port's driver: one lock until the read.
+        self.submit_and(request, Waiter::Call, |core, ticket| {
+            core.claimed_done.remove(&ticket)
+        })
     }
 
     /// The next finished request among those given to [`Rpc::submit`], waiting up to
     /// `timeout` (`None`: as long as any is outstanding). `Ok(None)`: none finished in time,
     /// or none is outstanding.
     pub fn next(&self, timeout: Option<Duration>) -> Result<Option<Completion>> {
-        // The deadline is taken when first needed: a pipelined loop mostly finds a completion
-        // waiting and then reads no clock.
-        let mut until = None;
-        let mut st = self.inner.lock();
-        loop {
-            let Some(q) = st.queues.get_mut(&self.queue.id) else {
-                return Ok(None);
-            };
-            if let Some(c) = q.done.pop_front() {
-                q.outstanding -= 1;
-                return Ok(Some(c));
-            }
-            let outstanding = q.outstanding;
-            let until = *until.get_or_insert_with(|| deadline(timeout));
-            if outstanding == 0 || until.is_some_and(|u| Instant::now() >= u) {
-                return Ok(None);
-            }
-            st = self.pump(st, until)?;
-        }
+        let id = self.queue.id;
+        let got = self
+            .inner
+            .port
+            .drive(self.inner.owner, deadline(timeout), |core, _, _| {
+                let Some(q) = core.queues.get_mut(&id) else {
+                    return Some(None);
+                };
+                if let Some(c) = q.done.pop_front() {
+                    q.outstanding -= 1;
+                    return Some(Some(c));
+                }
+                (q.outstanding == 0).then_some(None)
+            })?;
+        Ok(got.flatten())
     }
 
     /// Runs every request with the window and returns their completions in submission
@@ -730,20 +555,31 @@ impl Rpc {
             .map(|r| self.submit_as(r, Waiter::Call))
             .collect::<Result<Vec<_>>>()?;
         let mut out = Vec::with_capacity(tickets.len());
-        let mut st = self.inner.lock();
         for t in tickets {
-            loop {
-                if let Some(c) = st.claimed_done.remove(&t) {
-                    out.push(c);
-                    break;
-                }
-                st = self.pump(st, None)?;
-            }
+            let c = self
+                .inner
+                .port
+                .drive(self.inner.owner, None, |core, _, _| {
+                    core.claimed_done.remove(&t)
+                })?;
+            out.extend(c);
         }
         Ok(out)
     }
 
-    fn submit_as(&self, mut request: Request, waiter: Waiter) -> Result<Ticket> {
+    fn submit_as(&self, request: Request, waiter: Waiter) -> Result<Ticket> {
+        self.submit_and(request, waiter, |_, ticket| Some(ticket))
+    }
+
+    /// Submits `request` for `waiter`, then waits (reading for everyone meanwhile) until
+    /// `then` finds what the caller wants for its ticket. The request waits for room while
+    /// [`MAX_QUEUED`] requests are queued; its class's agent is registered first if needed.
+    fn submit_and<T>(
+        &self,
+        mut request: Request,
+        waiter: Waiter,
+        mut then: impl FnMut(&mut Core, Ticket) -> Option<T>,
+    ) -> Result<T> {
         if ibmad::Mad::new_checked(&request.mad[..]).is_err() {
             return Err(Error::InvalidArgument(format!(
                 "{} port {}: a {}-byte request is shorter than the 24-byte MAD header",
@@ -752,329 +588,59 @@ impl Rpc {
                 request.mad.len()
             )));
         }
-        let agent = self.agent_for(request.class())?;
         request.timeout = request.timeout.max(Duration::from_millis(1));
-        let mut st = self.inner.lock();
-        while st.queued_count >= MAX_QUEUED {
-            st = self.pump(st, None)?;
+        let class = request.class();
+        let mut request = Some((request, waiter));
+        let mut ticket = None;
+        loop {
+            let got = self
+                .inner
+                .port
+                .drive(self.inner.owner, None, |core, out, now| {
+                    let t = match ticket {
+                        Some(t) => t,
+                        None => {
+                            let Some(&agent) = core.agents.get(&class) else {
+                                return Some(None);
+                            };
+                            if core.queued_count >= MAX_QUEUED {
+                                return None;
+                            }
+                            let (r, w) = request.take()?;
+                            let t = core.submit(now, r, agent, w, out);
+                            ticket = Some(t);
+                            t
+                        }
+                    };
+                    then(core, t).map(Some)
+                })?;
+            match got {
+                Some(Some(x)) => return Ok(x),
+                _ => self.register_agent(class)?,
+            }
         }
-        let ticket = Ticket(st.next_ticket);
-        st.next_ticket += 1;
-        match waiter {
-            Waiter::Next(queue) => {
-                st.queues.entry(queue).or_default().outstanding += 1;
-                st.queue_of.insert(ticket, queue);
-            }
-            Waiter::Call => {
-                st.claimed.insert(ticket);
-            }
-            #[cfg(feature = "async")]
-            Waiter::Future(slot) => {
-                st.futures.insert(ticket, slot);
-            }
-        }
-        let destination = request.destination();
-        let q = Queued {
-            ticket,
-            request,
-            agent,
-        };
-        if self.has_room(&st, &destination) {
-            self.launch(&mut st, q, destination);
-        } else {
-            if !st.queued.contains_key(&destination) {
-                st.queued_order.push_back(destination.clone());
-            }
-            st.queued.entry(destination).or_default().push_back(q);
-            st.queued_count += 1;
-        }
-        drop(st);
-        Ok(ticket)
     }
 
-    /// The engine's agent for a class and version, registered on first use.
-    fn agent_for(&self, (class, version): (u8, u8)) -> Result<AgentId> {
-        let mut st = self.inner.lock();
-        if let Some(&a) = st.agents.get(&(class, version)) {
-            return Ok(a);
-        }
+    /// Registers the engine's agent for a class and version (RMPP for the RMPP classes),
+    /// unless another thread just did.
+    fn register_agent(&self, (class, version): (u8, u8)) -> Result<()> {
         let mut spec = AgentSpec::new(class, version);
         if ibmad::is_rmpp_class(class) {
             spec = spec.rmpp_version(1);
         }
-        let agent = self.port().register_owned(&spec, self.inner.owner)?;
-        st.agents.insert((class, version), agent);
-        Ok(agent)
-    }
-
-    fn has_room(&self, st: &State, destination: &Destination) -> bool {
-        st.flights.len() < self.inner.window.total
-            && st.in_flight_to.get(destination).copied().unwrap_or(0)
-                < self.inner.window.per_destination
-    }
-
-    /// Gives the request a TID and sends it; a send that fails completes it at once.
-    fn launch(&self, st: &mut State, q: Queued, destination: Destination) {
-        let Queued {
-            ticket,
-            mut request,
-            agent,
-        } = q;
-        let mut tid = st.next_tid;
-        while tid == 0 || st.flights.contains_key(&(agent, tid)) {
-            tid = tid.wrapping_add(1);
-        }
-        st.next_tid = tid.wrapping_add(1);
-        request.mad[12..16].copy_from_slice(&tid.to_be_bytes());
-        if let Some(ObserverSlot(o)) = &st.observer {
-            o(&MadEvent::Sending {
-                mad: &request.mad,
-                addr: &request.addr,
-            });
-        }
-        let timeout_ms = u32::try_from(request.timeout.as_millis()).unwrap_or(u32::MAX);
-        let out = crate::transport::Outgoing {
-            agent,
-            mad: &request.mad,
-            addr: request.addr,
-            timeout_ms,
-            retries: request.retries,
-        };
-        let transport = self.port().transport();
-        let sent = if st.corked {
-            transport.send_deferred(&out)
-        } else {
-            transport.send(&out)
-        };
-        st.stats.sent += 1;
-        if let Err(e) = sent {
-            st.stats.failures += 1;
-            self.finish(st, ticket, request, Outcome::Failed(e));
-            return;
-        }
-        let budget = request.timeout * request.retries.saturating_add(1) + self.inner.slack;
-        let deadline = Instant::now() + budget;
-        let key = (agent, tid);
-        st.deadlines.push(Reverse((deadline, key)));
-        let per = match st.in_flight_to.get_mut(&destination) {
-            Some(n) => {
-                *n += 1;
-                *n
-            }
-            None => {
-                st.in_flight_to.insert(destination.clone(), 1);
-                1
-            }
-        };
-        st.flights.insert(
-            key,
-            Flight {
-                ticket,
-                request,
-                destination,
-                deadline,
-            },
-        );
-        // Entries of landed flights leave the heap only when they come to the top. While an
-        // early deadline stays live (a request whose answer was lost, waiting out its budget)
-        // every entry behind it stays too: at 100k requests/s, ~100k per second of budget,
-        // each push and pop walking a heap far out of cache. When stale entries outnumber the
-        // live ones, keep only the live ones (O(n) once per n launches).
-        if st.deadlines.len() > 2 * st.flights.len() + 64 {
-            let State {
-                deadlines, flights, ..
-            } = &mut *st;
-            deadlines
-                .retain(|Reverse((when, k))| flights.get(k).is_some_and(|f| f.deadline == *when));
-        }
-        st.stats.max_in_flight = st.stats.max_in_flight.max(st.flights.len());
-        st.stats.max_in_flight_per_destination = st.stats.max_in_flight_per_destination.max(per);
-    }
-
-    /// Hands a finished request to whoever waits for it.
-    fn finish(&self, st: &mut State, ticket: Ticket, request: Request, outcome: Outcome) {
-        let c = Completion {
-            ticket,
-            request,
-            outcome,
-        };
-        #[cfg(feature = "async")]
-        if let Some(slot) = st.futures.remove(&ticket) {
-            slot.fill(c);
-            return;
-        }
-        if st.claimed.remove(&ticket) {
-            st.claimed_done.insert(ticket, c);
-        } else if let Some(queue) = st.queue_of.remove(&ticket) {
-            // A queue whose handles are all gone takes nothing more.
-            if let Some(q) = st.queues.get_mut(&queue) {
-                q.done.push_back(c);
-            }
-        }
-    }
-
-    /// Ends a flight and lets queued requests take its place in the window.
-    fn land(&self, st: &mut State, key: Key, outcome: Outcome) {
-        let Some(f) = st.flights.remove(&key) else {
-            return;
-        };
-        if let Some(n) = st.in_flight_to.get_mut(&f.destination) {
-            *n -= 1;
-            if *n == 0 {
-                st.in_flight_to.remove(&f.destination);
-            }
-        }
-        match &outcome {
-            Outcome::Response(_) => st.stats.responses += 1,
-            Outcome::Timeout => st.stats.timeouts += 1,
-            Outcome::Aborted | Outcome::Failed(_) => st.stats.failures += 1,
-        }
-        self.finish(st, f.ticket, f.request, outcome);
-        self.refill(st);
-    }
-
-    /// Sends queued requests while the window has room, serving destinations in turn.
-    fn refill(&self, st: &mut State) {
-        let mut skipped = 0;
-        while st.flights.len() < self.inner.window.total && skipped < st.queued_order.len() {
-            let Some(dest) = st.queued_order.pop_front() else {
-                break;
-            };
-            if !self.has_room(st, &dest) {
-                st.queued_order.push_back(dest);
-                skipped += 1;
-                continue;
-            }
-            skipped = 0;
-            let (q, more) = match st.queued.get_mut(&dest) {
-                Some(list) => (list.pop_front(), !list.is_empty()),
-                None => (None, false),
-            };
-            if more {
-                st.queued_order.push_back(dest.clone());
-            } else {
-                st.queued.remove(&dest);
-            }
-            if let Some(q) = q {
-                st.queued_count -= 1;
-                self.launch(st, q, dest);
-            }
-        }
-    }
-
-    /// Delivers one MAD read for the engine's agents.
-    fn dispatch(&self, st: &mut State, r: crate::Received) {
-        if let Some(ObserverSlot(o)) = &st.observer {
-            o(&MadEvent::Received {
-                mad: &r.mad,
-                addr: &r.addr,
-                status: r.status,
-            });
-        }
-        let tid = match ibmad::Mad::new_checked(&r.mad[..]) {
-            Ok(m) => m.tid() as u32,
-            Err(_) => {
-                st.stats.strays += 1;
-                return;
-            }
-        };
-        let key = (r.agent, tid);
-        if !st.flights.contains_key(&key) {
-            st.stats.strays += 1;
-            return;
-        }
-        let outcome = match r.status {
-            0 => {
-                let is_response = ibmad::Mad::new_checked(&r.mad[..])
-                    .map(|m| m.is_response_mad())
-                    .unwrap_or(false);
-                if !is_response {
-                    st.stats.strays += 1;
-                    return;
+        let agent: AgentId = self.port().register_owned(&spec, self.inner.owner)?;
+        let raced = self
+            .core(|c| match c.agents.get(&(class, version)) {
+                Some(_) => true,
+                None => {
+                    c.agents.insert((class, version), agent);
+                    false
                 }
-                Outcome::Response(Response {
-                    mad: r.mad,
-                    addr: r.addr,
-                })
-            }
-            STATUS_TIMEOUT => Outcome::Timeout,
-            STATUS_ABORTED => Outcome::Aborted,
-            status => Outcome::Failed(Error::Recv {
-                ca: self.port().ca_name().to_string(),
-                port: self.port().port_num(),
-                source: std::io::Error::from_raw_os_error(status as i32),
-            }),
-        };
-        self.land(st, key, outcome);
-    }
-
-    /// Ends every flight whose user-space deadline has passed; returns the next deadline.
-    fn expire(&self, st: &mut State, now: Instant) -> Option<Instant> {
-        while let Some(&Reverse((when, key))) = st.deadlines.peek() {
-            let live = st.flights.get(&key).is_some_and(|f| f.deadline == when);
-            if !live {
-                st.deadlines.pop();
-                continue;
-            }
-            if when > now {
-                return Some(when);
-            }
-            st.deadlines.pop();
-            st.stats.deadline_expired += 1;
-            self.land(st, key, Outcome::Timeout);
+            })
+            .unwrap_or(true);
+        if raced {
+            self.port().unregister(agent)?;
         }
-        None
-    }
-
-    /// One step of progress for whoever waits: read (or wait for the reader) until something
-    /// arrives, a deadline passes, or `until`.
-    fn pump<'a>(
-        &'a self,
-        mut st: MutexGuard<'a, State>,
-        until: Option<Instant>,
-    ) -> Result<MutexGuard<'a, State>> {
-        let next_deadline = self.expire(&mut st, Instant::now());
-        let wake = match (until, next_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if st.reading {
-            let left = wake.map(|w| w.saturating_duration_since(Instant::now()));
-            return Ok(self.inner.sleep(st, left));
-        }
-        let Some(wake) = wake else {
-            // Nothing in flight and no limit: nothing can arrive that anyone waits for.
-            return Ok(st);
-        };
-        st.reading = true;
-        // With more than one in flight, whatever else has arrived is read too before the
-        // batch is handled, on every transport: one pass of the rpc's lock and wake-ups per
-        // batch instead of per MAD pays for the extra look even where sends are not deferred
-        // (kernel transport at 64 in flight: 1.65 -> 1.44 µs of CPU per round trip).
-        let gather = st.flights.len() > 1;
-        let mut all = std::mem::take(&mut st.inbox);
-        drop(st);
-        let mut reading = Reading {
-            inner: &self.inner,
-            armed: true,
-        };
-        let got = self
-            .port()
-            .recv_owned(self.inner.owner, Some(wake), gather, &mut all);
-        let mut st = self.inner.lock();
-        reading.armed = false;
-        st.reading = false;
-        // The requests that the answers make room for leave together, after all are handled.
-        st.corked = true;
-        for r in all.drain(..) {
-            self.dispatch(&mut st, r);
-        }
-        st.inbox = all;
-        let result = got;
-        self.expire(&mut st, Instant::now());
-        st.corked = false;
-        let flushed = self.port().transport().flush();
-        self.inner.wake(&st);
-        result.and(flushed).map(|()| st)
+        Ok(())
     }
 }

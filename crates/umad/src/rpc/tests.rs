@@ -354,12 +354,11 @@ fn deadlines_of_landed_requests_do_not_pile_up_behind_a_live_one() {
             .expect("a completion");
         assert!(own_response(&c), "{:?}", c.outcome);
     }
-    let st = rpc.inner.lock();
-    assert_eq!(st.flights.len(), 1, "only the ignored request is in flight");
+    let (flights, entries) = rpc.core(|c| (c.in_flight(), c.deadline_entries())).unwrap();
+    assert_eq!(flights, 1, "only the ignored request is in flight");
     assert!(
-        st.deadlines.len() <= 2 * 8 + 64 + 1,
-        "{} deadline entries for 1 flight",
-        st.deadlines.len()
+        entries <= 2 * 8 + 64 + 1,
+        "{entries} deadline entries for 1 flight"
     );
 }
 
@@ -398,4 +397,126 @@ fn the_observer_sees_every_mad_sent_and_read() {
         2,
         "removed observers see nothing"
     );
+}
+
+/// The engine's state machine driven by a script on a simulated clock: what it sends (the
+/// outbox, byte for byte, with when) and how each request ends.
+fn replay_script() -> (Vec<u8>, Vec<(u64, &'static str)>, RpcStats) {
+    use super::core::{Core, Outbox};
+    const AGENT: AgentId = 7;
+    let t0 = std::time::Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let window = Window {
+        total: 4,
+        per_destination: 2,
+    };
+    let mut core = Core::new(5, window, Duration::from_millis(500), "sim", 1);
+    core.agents.insert((0x01, 1), AGENT);
+    let mut out = Outbox::default();
+    let mut wire = Vec::new();
+    // In flight on the simulated wire: (agent, MAD, LID), oldest first.
+    let mut sent: Vec<(u32, Vec<u8>, u16)> = Vec::new();
+    let mut carry = |out: &mut Outbox, ms: u64, sent: &mut Vec<(u32, Vec<u8>, u16)>| {
+        for (_, o) in out.iter() {
+            wire.extend(ms.to_be_bytes());
+            wire.extend(o.agent.to_be_bytes());
+            wire.extend(o.addr.lid.to_be_bytes());
+            wire.extend(o.timeout_ms.to_be_bytes());
+            wire.extend(o.retries.to_be_bytes());
+            wire.extend_from_slice(o.mad);
+            sent.push((o.agent, o.mad.to_vec(), o.addr.lid));
+        }
+        out.clear();
+    };
+    let answer = |(agent, mad, lid): &(u32, Vec<u8>, u16), status: u32| {
+        let mut mad = mad.clone();
+        if status == 0 {
+            mad[3] |= 0x80;
+        }
+        crate::Received {
+            agent: *agent,
+            status,
+            addr: MadAddr::smi(*lid),
+            mad,
+        }
+    };
+    // Ten requests to three LIDs: four fit the window, two per LID.
+    for i in 0..10 {
+        let r = request(1 + (i % 3) as u16, 9, i);
+        core.submit(at(0), r, AGENT, Waiter::Next(0), &mut out);
+    }
+    carry(&mut out, 0, &mut sent);
+    assert_eq!(sent.len(), 4, "the window's total");
+    // Two answers at 10 ms make room for two more.
+    let first = std::mem::take(&mut sent);
+    core.on_received(at(10), answer(&first[0], 0), &mut out);
+    core.on_received(at(10), answer(&first[2], 0), &mut out);
+    // A second copy of an answer is a stray.
+    core.on_received(at(10), answer(&first[0], 0), &mut out);
+    carry(&mut out, 10, &mut sent);
+    assert_eq!(sent.len(), 2);
+    // At 605 ms the two unanswered requests of 0 ms are past their budget
+    // (50 ms × 2 + 500 ms), those of 10 ms are not.
+    assert_eq!(core.on_timer(at(599), &mut out), Some(at(600)));
+    let next = core.on_timer(at(605), &mut out);
+    assert_eq!(next, Some(at(610)));
+    carry(&mut out, 605, &mut sent);
+    assert_eq!(sent.len(), 4, "two launched in place of the expired ones");
+    // From then on the transport reports the oldest one as timed out and answers the rest.
+    let mut ms = 605;
+    let mut reported = false;
+    while core.in_flight() > 0 {
+        ms += 1;
+        let batch = std::mem::take(&mut sent);
+        for (i, s) in batch.iter().enumerate() {
+            let status = if i == 0 && !reported {
+                reported = true;
+                crate::transport::STATUS_TIMEOUT
+            } else {
+                0
+            };
+            core.on_received(at(ms), answer(s, status), &mut out);
+        }
+        carry(&mut out, ms, &mut sent);
+    }
+    let done = core
+        .queues
+        .get_mut(&0)
+        .map(|q| std::mem::take(&mut q.done))
+        .unwrap_or_default();
+    let ends = done
+        .iter()
+        .map(|c| {
+            let kind = match c.outcome {
+                Outcome::Response(_) => "response",
+                Outcome::Timeout => "timeout",
+                _ => "other",
+            };
+            (c.ticket.0, kind)
+        })
+        .collect();
+    (wire, ends, core.stats)
+}
+
+#[test]
+fn the_state_machine_replays_byte_for_byte() {
+    let (wire, ends, stats) = replay_script();
+    let (wire2, ends2, stats2) = replay_script();
+    assert_eq!(
+        wire, wire2,
+        "the same script sends the same bytes at the same times"
+    );
+    assert_eq!(ends, ends2);
+    assert_eq!(stats, stats2);
+    assert_eq!(ends.len(), 10, "every request ends once");
+    let mut tickets: Vec<_> = ends.iter().map(|e| e.0).collect();
+    tickets.sort_unstable();
+    assert_eq!(tickets, (0..10).collect::<Vec<_>>());
+    assert_eq!(ends.iter().filter(|e| e.1 == "timeout").count(), 3);
+    assert_eq!(stats.deadline_expired, 2);
+    assert_eq!(stats.strays, 1);
+    assert_eq!(stats.sent, 10);
+    assert!(stats.max_in_flight <= 4 && stats.max_in_flight_per_destination <= 2);
+    // 10 MADs of 256 bytes, each with 22 bytes of when/agent/LID/timeout/retries.
+    assert_eq!(wire.len(), 10 * (256 + 22));
 }
