@@ -6,7 +6,7 @@
 //! The request is a directed-route Get(NodeInfo) over 2 hops ([`PATH`]: H-host1 → S-sw1 →
 //! S-sw2 on `fabrics/example.net`), built once with `ibmad::Smp::dr_request`; both sides
 //! reuse it and only write a fresh TID per request. Rows ([`ROWS`]): serial round trips
-//! (Rust `Port::transact`, and Rust `Port::send` + `Port::recv` — exactly the C loop's
+//! (Rust `Port::transact_into`, and Rust `Port::send` + `Port::recv_into` — exactly the C loop's
 //! `umad_send` + `umad_recv`), and 16 and 64 in flight. Each timed run is one process started
 //! under umad2sim (`LD_PRELOAD`): the C program `xtask/c/roundtrip.c` (compiled against the
 //! system headers and library), or this binary's hidden `bench-roundtrip-child` command, which
@@ -97,13 +97,13 @@ struct Row {
 
 /// What is measured, C and Rust alike with the same window and counts.
 const ROWS: [Row; 7] = [
-    serial("serial, Port::transact", Mode::Transact),
+    serial("serial, Port::transact_into", Mode::Transact),
     serial("serial, Rpc::call", Mode::Rpc),
-    serial("serial, Port::send + recv", Mode::SendRecv),
+    serial("serial, Port::send + recv_into", Mode::SendRecv),
     pipelined("16 in flight, Rpc", 16, Mode::Rpc),
     pipelined("64 in flight, Rpc", 64, Mode::Rpc),
-    pipelined("16 in flight, Port::send + recv", 16, Mode::SendRecv),
-    pipelined("64 in flight, Port::send + recv", 64, Mode::SendRecv),
+    pipelined("16 in flight, Port::send + recv_into", 16, Mode::SendRecv),
+    pipelined("64 in flight, Port::send + recv_into", 64, Mode::SendRecv),
 ];
 
 const fn serial(label: &'static str, rust: Mode) -> Row {
@@ -653,12 +653,20 @@ impl RustClient {
 
     fn run(&mut self, mode: Mode, window: usize, count: usize) -> Result<(), String> {
         match mode {
+            // Both receive into one buffer, as the C loop does (no allocation per MAD).
             Mode::Transact => {
+                let mut r = Received::default();
                 for _ in 0..count {
                     self.next_tid();
-                    let r = self
-                        .port
-                        .transact(self.agent, &self.request, &self.addr, TIMEOUT_MS, RETRIES)
+                    self.port
+                        .transact_into(
+                            self.agent,
+                            &self.request,
+                            &self.addr,
+                            TIMEOUT_MS,
+                            RETRIES,
+                            &mut r,
+                        )
                         .map_err(|e| e.to_string())?;
                     check_reply(&r)?;
                 }
@@ -669,12 +677,15 @@ impl RustClient {
                     self.send()?;
                     sent += 1;
                 }
+                let mut r = Received::default();
                 for _ in 0..count {
-                    let r = self
+                    let got = self
                         .port
-                        .recv(Some(RECV_WAIT))
-                        .map_err(|e| e.to_string())?
-                        .ok_or_else(|| format!("no reply within {RECV_WAIT:?}"))?;
+                        .recv_into(Some(RECV_WAIT), usize::MAX, &mut r)
+                        .map_err(|e| e.to_string())?;
+                    if !got {
+                        return Err(format!("no reply within {RECV_WAIT:?}"));
+                    }
                     check_reply(&r)?;
                     if sent < count {
                         self.send()?;

@@ -47,6 +47,11 @@ pub const RECV_QUEUE_BYTES: usize = 16 << 20;
 /// [`Port::read_batch`]).
 const GATHER: usize = 64;
 
+/// At most this many MAD buffers are kept for reuse, each of at most [`FREE_BUFFER_BYTES`]
+/// (an RMPP message's big buffer is let go of).
+const FREE_BUFFERS: usize = 64;
+const FREE_BUFFER_BYTES: usize = 4096;
+
 /// How many given-up transactions are remembered so that their late response or timeout
 /// report is discarded instead of surfacing in [`Port::recv`]; beyond it the oldest is
 /// forgotten (its late answer, if any, is then received like any other MAD).
@@ -99,6 +104,9 @@ struct Mux {
     spare: Option<Outbox>,
     /// The reader's batch buffer, kept between reads (taken while it reads).
     batch: Option<Vec<Received>>,
+    /// MAD buffers given back by [`Port::recv_into`] and [`Port::transact_into`], for the
+    /// reader to read into (at most [`FREE_BUFFERS`]).
+    free: Vec<Vec<u8>>,
 }
 
 /// How the reader reads when no transaction waits (when one does, it always takes every MAD
@@ -146,6 +154,13 @@ impl Mux {
                 self.queued_bytes -= old.mad.len();
                 self.dropped += 1;
             }
+        }
+    }
+
+    /// Keeps a MAD buffer for the reader to read into, if there is room for it.
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if self.free.len() < FREE_BUFFERS && buf.capacity() <= FREE_BUFFER_BYTES {
+            self.free.push(buf);
         }
     }
 
@@ -450,6 +465,37 @@ impl Port {
         )
     }
 
+    /// Like [`Port::recv_fit`], but into `into` (`Ok(true)`: a MAD came and `into` holds it;
+    /// `Ok(false)`: none came in time, `into` is unchanged). The buffer `into` held before is
+    /// kept by the port to read a later MAD into, so a loop that receives into the same
+    /// [`Received`] allocates nothing per MAD in steady state.
+    #[doc(alias = "umad_recv")]
+    pub fn recv_into(
+        &self,
+        timeout: Option<Duration>,
+        capacity: usize,
+        into: &mut Received,
+    ) -> Result<bool> {
+        let got = self.wait(
+            deadline(timeout),
+            ReadFor::Fit(capacity),
+            |mux, _| match mux.pop_fit(capacity)? {
+                Ok(r) => {
+                    let old = std::mem::replace(into, r);
+                    mux.recycle(old.mad);
+                    Some(Ok(()))
+                }
+                Err(needed) => Some(Err(Error::TooLong {
+                    ca: self.ca_name().to_string(),
+                    port: self.port_num(),
+                    needed,
+                    capacity,
+                })),
+            },
+        )?;
+        Ok(got.is_some())
+    }
+
     /// Waits until a MAD can be received with [`Port::recv`], up to `timeout`. To know, it
     /// reads from the transport on the receivers' behalf: what it reads for a waiting
     /// [`Port::transact`] goes there, the rest into the port's receive queue.
@@ -488,6 +534,23 @@ impl Port {
         timeout_ms: u32,
         retries: u32,
     ) -> Result<Received> {
+        let mut r = Received::default();
+        self.transact_into(agent, mad, addr, timeout_ms, retries, &mut r)?;
+        Ok(r)
+    }
+
+    /// Like [`Port::transact`], but the answer (or the timeout report) is left in `into`, and
+    /// the buffer `into` held before is kept by the port to read a later MAD into: a loop of
+    /// transactions into the same [`Received`] allocates nothing per MAD in steady state.
+    pub fn transact_into(
+        &self,
+        agent: AgentId,
+        mad: &[u8],
+        addr: &MadAddr,
+        timeout_ms: u32,
+        retries: u32,
+        into: &mut Received,
+    ) -> Result<()> {
         let Some(tid) = tid_low(mad) else {
             return Err(Error::InvalidArgument(format!(
                 "{} port {}: transact by agent {agent}: a {}-byte MAD is shorter than the 24-byte MAD header that holds the TID",
@@ -509,7 +572,11 @@ impl Port {
         })?;
         let mut mux = self.mux();
         match mux.waiting.remove(&key) {
-            Some(Slot::Done(r)) => Ok(r),
+            Some(Slot::Done(r)) => {
+                let old = std::mem::replace(into, r);
+                mux.recycle(old.mad);
+                Ok(())
+            }
             Some(Slot::Unregistered) => Err(Error::BadAgent {
                 ca: self.ca_name().to_string(),
                 port: self.port_num(),
@@ -521,13 +588,13 @@ impl Port {
                     mux.abandoned.pop_front();
                 }
                 mux.abandoned.push_back(key);
-                Ok(Received {
-                    agent,
-                    status: STATUS_TIMEOUT,
-                    addr: *addr,
-                    // As the kernel's reports: the request's common MAD header.
-                    mad: mad[..ibmad::HEADER_LEN].to_vec(),
-                })
+                into.agent = agent;
+                into.status = STATUS_TIMEOUT;
+                into.addr = *addr;
+                // As the kernel's reports: the request's common MAD header.
+                into.mad.clear();
+                into.mad.extend_from_slice(&mad[..ibmad::HEADER_LEN]);
+                Ok(())
             }
         }
     }
@@ -641,21 +708,30 @@ impl Port {
         }
     }
 
-    /// Reads one MAD (waiting up to `slice`) into `batch`, and with `gather` whatever else
-    /// has arrived (without waiting, up to [`GATHER`] MADs), so that it is routed in one pass
-    /// of the lock and what it frees up is sent together.
-    fn read_batch(&self, slice: Duration, gather: bool, batch: &mut Vec<Received>) -> Result<()> {
-        let Some(r) = self.transport.recv(Some(slice))? else {
-            return Ok(());
-        };
-        batch.push(r);
+    /// Reads one MAD (waiting up to `slice`) into `rx` and onto `batch`, and with `gather`
+    /// whatever else has arrived (without waiting, up to [`GATHER`] MADs), so that it is
+    /// routed in one pass of the lock and what it frees up is sent together. Gives `rx`'s
+    /// buffer back when nothing came.
+    fn read_batch(
+        &self,
+        slice: Duration,
+        gather: bool,
+        mut rx: Received,
+        batch: &mut Vec<Received>,
+    ) -> (Option<Vec<u8>>, Result<()>) {
+        match self.transport.recv_into(Some(slice), usize::MAX, &mut rx) {
+            Ok(true) => batch.push(rx),
+            Ok(false) => return (Some(rx.mad), Ok(())),
+            Err(e) => return (Some(rx.mad), Err(e)),
+        }
         while gather && batch.len() < GATHER {
-            match self.transport.recv(Some(Duration::ZERO))? {
-                Some(r) => batch.push(r),
-                None => break,
+            match self.transport.recv(Some(Duration::ZERO)) {
+                Ok(Some(r)) => batch.push(r),
+                Ok(None) => break,
+                Err(e) => return (None, Err(e)),
             }
         }
-        Ok(())
+        (None, Ok(()))
     }
 
     fn mux(&self) -> MutexGuard<'_, Mux> {
@@ -770,6 +846,10 @@ impl Port {
             // the batch is routed: one pass of the lock and wake-ups per batch, not per MAD.
             let gather = mux.in_flight() > 1;
             let mut batch = mux.batch.take().unwrap_or_default();
+            let mut rx = Received {
+                mad: mux.free.pop().unwrap_or_default(),
+                ..Received::default()
+            };
             mux.reading = true;
             drop(mux);
             let mut reading = Reading {
@@ -777,17 +857,31 @@ impl Port {
                 armed: true,
             };
             let slice = left.map_or(READ_SLICE, |l| l.min(READ_SLICE));
+            let mut unused = None;
             let got = match how {
-                ReadFor::Peek => self.transport.poll(Some(slice)),
-                ReadFor::Fit(capacity) => self
-                    .transport
-                    .recv_fit(Some(slice), capacity)
-                    .map(|r| batch.extend(r))
-                    .map(|()| false),
-                ReadFor::Route => self.read_batch(slice, gather, &mut batch).map(|()| false),
+                ReadFor::Peek => {
+                    unused = Some(rx.mad);
+                    self.transport.poll(Some(slice))
+                }
+                ReadFor::Fit(capacity) => {
+                    let got = self.transport.recv_into(Some(slice), capacity, &mut rx);
+                    match got {
+                        Ok(true) => batch.push(rx),
+                        _ => unused = Some(rx.mad),
+                    }
+                    got.map(|_| false)
+                }
+                ReadFor::Route => {
+                    let got;
+                    (unused, got) = self.read_batch(slice, gather, rx, &mut batch);
+                    got.map(|()| false)
+                }
             };
             mux = self.mux();
             reading.armed = false;
+            if let Some(buf) = unused {
+                mux.recycle(buf);
+            }
             mux.reading = false;
             mux.reads = mux.reads.wrapping_add(1);
             read_late |= expired;

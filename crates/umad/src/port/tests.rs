@@ -488,3 +488,72 @@ fn a_request_to_our_own_agent_is_not_taken_for_the_response() {
     assert_eq!(rest.len(), 1);
     assert_eq!(rest[0].mad[3], TRAP);
 }
+
+#[test]
+fn recv_into_reuses_the_buffer_and_leaves_a_longer_mad_queued() {
+    let (port, fake) = port_over(Behaviour::default());
+    let agent = register(&port);
+    fake.inject(agent, 1, 300);
+    let mut rx = Received {
+        mad: vec![0xee; 7],
+        ..Received::default()
+    };
+    let e = port
+        .recv_into(Some(Duration::ZERO), 256, &mut rx)
+        .unwrap_err();
+    assert!(matches!(e, Error::TooLong { needed: 300, .. }), "{e:?}");
+    assert_eq!(
+        rx.mad,
+        vec![0xee; 7],
+        "a refused receive leaves `into` alone"
+    );
+    assert!(port.recv_into(Some(Duration::ZERO), 300, &mut rx).unwrap());
+    assert_eq!((rx.agent, rx.mad.len()), (agent, 300));
+    assert!(!port.recv_into(Some(Duration::ZERO), 300, &mut rx).unwrap());
+    assert_eq!(
+        rx.mad.len(),
+        300,
+        "nothing came: `into` still holds the last MAD"
+    );
+    // Round trips into one buffer get their own answers.
+    for i in 0..50 {
+        let req = request(5, 0, i);
+        port.send(agent, &req, &MadAddr::directed_route(), 100, 0)
+            .unwrap();
+        assert!(port
+            .recv_into(Some(Duration::from_secs(5)), usize::MAX, &mut rx)
+            .unwrap());
+        assert_eq!(rx.status, 0);
+        assert_eq!(rx.mad[12..16], req[12..16], "its own TID");
+    }
+}
+
+#[test]
+fn transact_into_leaves_the_answer_or_the_report_in_the_buffer() {
+    let (port, _fake) = port_over(Behaviour {
+        lose_every: 2,
+        loss: Loss::Late(Duration::from_millis(900)),
+        ..Behaviour::default()
+    });
+    let agent = register(&port);
+    let mut rx = Received::default();
+    let (mut answered, mut reported) = (0, 0);
+    for i in 0..4 {
+        let req = request(100 + i, 0, i);
+        port.transact_into(agent, &req, &MadAddr::directed_route(), 10, 0, &mut rx)
+            .unwrap();
+        if rx.is_timeout() {
+            reported += 1;
+            assert_eq!(
+                rx.mad,
+                req[..crate::fake::REPORT_LEN],
+                "the request's header"
+            );
+        } else {
+            answered += 1;
+            assert_eq!(rx.mad[12..16], req[12..16], "its own TID");
+        }
+        assert_eq!(rx.agent, agent);
+    }
+    assert_eq!((answered, reported), (2, 2));
+}

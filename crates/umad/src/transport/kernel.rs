@@ -87,12 +87,13 @@ impl KernelTransport {
         }
     }
 
-    /// One message off the fd: `Ok(None)` when nothing is queued.
-    fn read_one(&self, capacity: usize) -> Result<Option<Received>> {
+    /// One message off the fd into `into` (its MAD buffer reused): `Ok(false)` when nothing
+    /// is queued.
+    fn read_one(&self, capacity: usize, into: &mut Received) -> Result<bool> {
         let fd = self.fd.raw();
-        match read_message(self.layout, capacity, |buf| sys::read(fd, buf)) {
-            Ok(Read::Message(r)) => Ok(Some(r)),
-            Ok(Read::Empty) => Ok(None),
+        match read_message_into(self.layout, capacity, into, |buf| sys::read(fd, buf)) {
+            Ok(Read::Message(())) => Ok(true),
+            Ok(Read::Empty) => Ok(false),
             Ok(Read::TooLong(needed)) => Err(Error::TooLong {
                 ca: self.ca.clone(),
                 port: self.port,
@@ -106,8 +107,8 @@ impl KernelTransport {
 
 /// What one [`read_message`] found.
 #[derive(Debug)]
-enum Read {
-    Message(Received),
+enum Read<T = Received> {
+    Message(T),
     /// Nothing queued.
     Empty,
     /// The next MAD needs this many bytes, more than the capacity; it stays queued.
@@ -120,22 +121,38 @@ enum Read {
 /// copied the header, whose `length` field tells the size needed, and the message stays
 /// queued — so grow the buffer and read it again, whole, unless that exceeds `capacity`.
 /// `Empty` when nothing is queued (`EAGAIN`, or umad2sim's `-EWOULDBLOCK`).
+#[cfg(test)]
 fn read_message(
     layout: HeaderLayout,
     capacity: usize,
-    mut read: impl FnMut(&mut [u8]) -> io::Result<usize>,
+    read: impl FnMut(&mut [u8]) -> io::Result<usize>,
 ) -> io::Result<Read> {
+    let mut r = Received::default();
+    Ok(match read_message_into(layout, capacity, &mut r, read)? {
+        Read::Message(()) => Read::Message(r),
+        Read::Empty => Read::Empty,
+        Read::TooLong(n) => Read::TooLong(n),
+    })
+}
+
+/// [`read_message`] into `into`, whose MAD buffer is reused: no allocation once it has room.
+fn read_message_into(
+    layout: HeaderLayout,
+    capacity: usize,
+    into: &mut Received,
+    mut read: impl FnMut(&mut [u8]) -> io::Result<usize>,
+) -> io::Result<Read<()>> {
     let h = layout.header_len();
     // The first read goes to the stack (room for one MAD); only a longer RMPP message, after
-    // ENOSPC, is read into `long`.
+    // ENOSPC, is read into the caller's buffer.
     let mut first = [0u8; abi::HDR_LEN + FIRST_READ];
     let first_len = h + capacity.min(FIRST_READ);
-    let mut long: Vec<u8> = Vec::new();
+    let mut long = false;
     let n = loop {
-        let buf: &mut [u8] = if long.is_empty() {
-            &mut first[..first_len]
+        let buf: &mut [u8] = if long {
+            &mut into.mad[..]
         } else {
-            &mut long
+            &mut first[..first_len]
         };
         match read(buf) {
             Ok(n) => break n.min(buf.len()),
@@ -153,16 +170,14 @@ fn read_message(
                 if need - h > capacity {
                     return Ok(Read::TooLong(need - h));
                 }
-                long.resize(need, 0);
+                into.mad.clear();
+                into.mad.resize(need, 0);
+                long = true;
             }
             Err(e) => return Err(e),
         }
     };
-    let buf: &[u8] = if long.is_empty() {
-        &first[..n]
-    } else {
-        &long[..n]
-    };
+    let buf: &[u8] = if long { &into.mad[..n] } else { &first[..n] };
     if n < h {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
@@ -173,12 +188,17 @@ fn read_message(
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
     let (agent, status) = (view.agent_id(), view.status());
     let addr = MadAddr::parse(&view.addr());
-    Ok(Read::Message(Received {
-        agent,
-        status,
-        addr,
-        mad: buf[h..].to_vec(),
-    }))
+    if long {
+        into.mad.truncate(n);
+        into.mad.drain(..h);
+    } else {
+        into.mad.clear();
+        into.mad.extend_from_slice(&first[h..n]);
+    }
+    into.agent = agent;
+    into.status = status;
+    into.addr = addr;
+    Ok(Read::Message(()))
 }
 
 impl Transport for KernelTransport {
@@ -294,20 +314,30 @@ impl Transport for KernelTransport {
     }
 
     fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
+        let mut r = Received::default();
+        Ok(self.recv_into(timeout, capacity, &mut r)?.then_some(r))
+    }
+
+    fn recv_into(
+        &self,
+        timeout: Option<Duration>,
+        capacity: usize,
+        into: &mut Received,
+    ) -> Result<bool> {
         let until = deadline(timeout);
         // The first poll waits the whole timeout (no second clock reading); a retry, the
         // time left.
         let mut wait_ms = timeout_ms(timeout);
         loop {
             if timeout != Some(Duration::ZERO) && !self.poll_for(wait_ms)? {
-                return Ok(None);
+                return Ok(false);
             }
-            if let Some(r) = self.read_one(capacity)? {
-                return Ok(Some(r));
+            if self.read_one(capacity, into)? {
+                return Ok(true);
             }
             // Readable but empty: another reader took it. Try again until the deadline.
             if until.is_some_and(|d| d <= std::time::Instant::now()) {
-                return Ok(None);
+                return Ok(false);
             }
             wait_ms = poll_ms(until);
         }

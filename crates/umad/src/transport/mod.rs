@@ -52,8 +52,9 @@ impl fmt::Display for TransportKind {
     }
 }
 
-/// A MAD taken off a port.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A MAD taken off a port. `Received::default()` is an empty one to receive into
+/// ([`Port::recv_into`](crate::Port::recv_into)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Received {
     /// The agent it was delivered to.
     pub agent: AgentId,
@@ -131,6 +132,24 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// it stays queued and the call fails with [`Error::TooLong`](crate::Error::TooLong)
     /// naming its length (the kernel's `ENOSPC` contract that `umad_recv` passes on).
     fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>>;
+    /// Like [`recv_fit`](Transport::recv_fit), but into `into`, whose MAD buffer is reused
+    /// (`Ok(true)`: a MAD came and `into` holds it; `Ok(false)`: none came, and `into`'s
+    /// contents are unspecified). A transport that reads into the buffer allocates nothing per MAD once it
+    /// has room; the default takes [`recv_fit`](Transport::recv_fit)'s `Vec`.
+    fn recv_into(
+        &self,
+        timeout: Option<Duration>,
+        capacity: usize,
+        into: &mut Received,
+    ) -> Result<bool> {
+        match self.recv_fit(timeout, capacity)? {
+            Some(r) => {
+                *into = r;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
     /// Waits until a MAD can be received, up to `timeout` (`None`: forever).
     fn poll(&self, timeout: Option<Duration>) -> Result<bool>;
     /// How much longer than a request's own `timeout × (retries + 1)` a
