@@ -574,13 +574,25 @@ fn thread_cpu() -> Option<Duration> {
 /// `count` round trips through the engine: `Rpc::call` one at a time for a window of 1,
 /// else `window` submitted and one more after each completion (the C loop's shape).
 fn rpc_run(rpc: &Rpc, req: &Request, window: usize, count: usize) -> Result<(), String> {
-    let check = |c: Completion| match c.outcome {
-        Outcome::Response(r) => check_mad(&r.mad),
-        other => Err(format!("a request ended with {other:?}")),
+    // Buffers are given back as a program that cares does it (no allocation per MAD): each
+    // completion's request is the next request, its response's MAD goes back to the port.
+    let settle = |c: Completion| -> Result<Request, String> {
+        let Completion {
+            request, outcome, ..
+        } = c;
+        match outcome {
+            Outcome::Response(r) => {
+                check_mad(&r.mad)?;
+                rpc.port().recycle(r.mad);
+                Ok(request)
+            }
+            other => Err(format!("a request ended with {other:?}")),
+        }
     };
     if window == 1 {
+        let mut next = req.clone();
         for _ in 0..count {
-            check(rpc.call(req.clone()).map_err(|e| e.to_string())?)?;
+            next = settle(rpc.call(next).map_err(|e| e.to_string())?)?;
         }
         return Ok(());
     }
@@ -591,10 +603,10 @@ fn rpc_run(rpc: &Rpc, req: &Request, window: usize, count: usize) -> Result<(), 
     }
     let mut done = 0;
     while let Some(c) = rpc.next(Some(RECV_WAIT)).map_err(|e| e.to_string())? {
-        check(c)?;
+        let again = settle(c)?;
         done += 1;
         if sent < count {
-            rpc.submit(req.clone()).map_err(|e| e.to_string())?;
+            rpc.submit(again).map_err(|e| e.to_string())?;
             sent += 1;
         }
     }

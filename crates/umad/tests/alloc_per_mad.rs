@@ -40,13 +40,15 @@ const WINDOW: usize = 16;
 /// (issue 15); lower this when it drops. (2026-12-03: 1/1/3/3; the rpc's reader then kept
 /// its batch buffer: 1/1/2/2, the caller's request and the received MAD's `Vec`; the
 /// buffer-reusing `recv_into`/`transact_into` rows then came in at 0.)
-const RATCHET: [(&str, f64); 6] = [
+const RATCHET: [(&str, f64); 8] = [
     ("Port::send + recv", 1.0),
     ("Port::transact", 1.0),
     ("send + recv_into", 0.0),
     ("transact_into", 0.0),
     ("Rpc::call", 2.0),
     ("Rpc, 16 in flight", 2.0),
+    ("Rpc::call, reused", 0.0),
+    ("Rpc 16, reused", 0.0),
 ];
 
 /// One answered request waiting to be read.
@@ -299,6 +301,7 @@ fn allocations_per_mad_stay_at_or_below_the_ratchet() {
         }
     });
     drop(serial);
+    let serial_reuse = Rpc::with_window(Port::from_transport(Box::new(Echo::new())), Window::of(1));
     let rpc = Rpc::with_window(
         Port::from_transport(Box::new(Echo::new())),
         Window::of(WINDOW),
@@ -320,6 +323,48 @@ fn allocations_per_mad_stay_at_or_below_the_ratchet() {
         }
         assert_eq!(done, n);
     });
+    // The same, giving buffers back: each completion's request is the next request, and its
+    // response's buffer goes back to the port (Port::recycle).
+    let mut reused = Some(req.clone());
+    let call_reused = per_mad(|n| {
+        for _ in 0..n {
+            let c = serial_reuse.call(reused.take().unwrap()).unwrap();
+            check_completion(&c);
+            let Completion {
+                request, outcome, ..
+            } = c;
+            reused = Some(request);
+            if let Outcome::Response(r) = outcome {
+                serial_reuse.port().recycle(r.mad);
+            }
+        }
+    });
+    let mut spare: Vec<Request> = (0..WINDOW).map(|_| req.clone()).collect();
+    let pipelined_reused = per_mad(|n| {
+        let mut sent = 0;
+        while sent < n.min(WINDOW) {
+            rpc.submit(spare.pop().unwrap()).unwrap();
+            sent += 1;
+        }
+        let mut done = 0;
+        while let Some(c) = rpc.next(wait).unwrap() {
+            check_completion(&c);
+            done += 1;
+            let Completion {
+                request, outcome, ..
+            } = c;
+            if let Outcome::Response(r) = outcome {
+                rpc.port().recycle(r.mad);
+            }
+            if sent < n {
+                rpc.submit(request).unwrap();
+                sent += 1;
+            } else {
+                spare.push(request);
+            }
+        }
+        assert_eq!(done, n);
+    });
     let clone = per_mad(|n| {
         for _ in 0..n {
             std::hint::black_box(req.clone());
@@ -333,6 +378,8 @@ fn allocations_per_mad_stay_at_or_below_the_ratchet() {
         transact_into,
         call,
         pipelined,
+        call_reused,
+        pipelined_reused,
     ];
     println!("allocations per MAD (steady state, {N} operations after {WARMUP}):");
     for ((row, limit), got) in RATCHET.iter().zip(measured) {
