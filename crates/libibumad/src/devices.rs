@@ -3,7 +3,7 @@
 //! SMI/GSI pairs (`IBUMAD_1.4`) and libibumad's default CA/port selection.
 //!
 //! Everything is read through [`umad::device::Devices`] (or, under `UMAD_IBSIM`, the simulated
-//! CA: see `Source`); this module only reapplies the C library's fixed-size limits,
+//! CA: see `source`); this module only reapplies the C library's fixed-size limits,
 //! fallbacks, messages and return codes on top of it (the `"mthca0"`/port 1 default, the
 //! 10-port limit of `umad_ca_t`, the 20-byte name fields, the `umad0`…`umad191` scan range)
 //! and copies results into the caller's C structures. The default CA selection is the core's
@@ -18,10 +18,11 @@ use core::ptr::null_mut;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use umad::device::{
-    resolve_among, smi_gsi_pair_of, smi_gsi_pairs_of, Ca, CaPair, Devices, FailedPart, NoPkeys,
-    PortAttrs, PortChoice, ReadFailure, ScanObserver,
+    resolve_among, Ca, CaPair, DevFile, DeviceSource, Devices, FailedPart, NoPkeys, PortAttrs,
+    PortChoice, ReadFailure, ScanObserver, SingleCa,
 };
 use umad::Error;
 
@@ -38,166 +39,48 @@ use crate::types::{
 
 /// Where the device functions find devices: sysfs ([`Devices`]), or — with `UMAD_IBSIM` set —
 /// the simulated CA of the process's ibsim connection ([`umad::Port::ca`], read afresh on every
-/// call), presented as umad2sim's fake sysfs presents it: the one CA (`ibsim0`), its attach
-/// port, and `umad0` for that port.
-pub(crate) enum Source {
-    /// `/sys/class/infiniband` and friends.
-    Sysfs(Devices),
-    /// The ibsim connection.
-    Sim(&'static sim::SimEnv),
+/// call), presented by [`SingleCa`] as umad2sim's fake sysfs presents it: the one CA
+/// (`ibsim0`), its attach port, and `umad0` for that port.
+pub(crate) fn source() -> &'static dyn DeviceSource {
+    static SOURCE: OnceLock<Box<dyn DeviceSource>> = OnceLock::new();
+    SOURCE
+        .get_or_init(|| match sim::options() {
+            Some(env) => Box::new(SingleCa::new(
+                move || sim_ca(env),
+                sim::UMAD_ID,
+                sim::ISSM_PATH,
+            )),
+            None => Box::new(Devices::new()),
+        })
+        .as_ref()
 }
 
-impl Source {
-    /// The source this process uses.
-    pub(crate) fn get() -> Source {
-        match sim::options() {
-            Some(opts) => Source::Sim(opts),
-            None => Source::Sysfs(Devices::new()),
-        }
-    }
+/// The simulated CA, or the error reading it (`errno` left alone: C reads sysfs here, and
+/// sets it from that where it matters).
+fn sim_ca(env: &sim::SimEnv) -> umad::Result<Ca> {
+    let saved = errno();
+    let ca = sim::no_cancel(|| sim::ca(env));
+    set_errno(saved);
+    ca
+}
 
-    /// The simulated CA, or the error reading it (`errno` left alone: C reads sysfs here, and
-    /// sets it from that where it matters).
-    fn sim_ca(env: &sim::SimEnv) -> umad::Result<Ca> {
-        let saved = errno();
-        let ca = sim::no_cancel(|| sim::ca(env));
-        set_errno(saved);
-        ca
+/// Whether the class directory can be opened (libibumad's `scandir` succeeding), through
+/// the libc `opendir` an interposer sees; one that is not sysfs always exists.
+fn class_dir_opens(devices: &dyn DeviceSource) -> bool {
+    if !devices.is_sysfs() {
+        return true;
     }
-
-    /// The kernel's user-MAD ABI version (a simulated port speaks the current one).
-    pub(crate) fn abi_version(&self) -> umad::Result<u32> {
-        match self {
-            Source::Sysfs(d) => d.abi_version(),
-            Source::Sim(_) => Ok(umad::abi::ABI_VERSION),
-        }
+    let Ok(path) = CString::new(devices.class_dir().as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is NUL-terminated and outlives the call.
+    let dir = unsafe { libc::opendir(path.as_ptr()) };
+    if dir.is_null() {
+        return false;
     }
-
-    fn ca_names(&self) -> umad::Result<Vec<String>> {
-        match self {
-            Source::Sysfs(d) => d.ca_names(),
-            Source::Sim(o) => Source::sim_ca(o).map(|ca| vec![ca.name]),
-        }
-    }
-
-    fn ca_names_unsorted(&self) -> umad::Result<Vec<String>> {
-        match self {
-            Source::Sysfs(d) => d.ca_names_unsorted(),
-            Source::Sim(o) => Source::sim_ca(o).map(|ca| vec![ca.name]),
-        }
-    }
-
-    fn ca(&self, name: &str) -> umad::Result<Ca> {
-        match self {
-            Source::Sysfs(d) => d.ca(name),
-            Source::Sim(o) => {
-                let ca = Source::sim_ca(o)?;
-                if ca.name == name {
-                    Ok(ca)
-                } else {
-                    Err(Error::NoSuchCa {
-                        ca: name.to_owned(),
-                        path: self.class_dir().join(name),
-                    })
-                }
-            }
-        }
-    }
-
-    fn port(&self, name: &str, num: u32) -> umad::Result<PortAttrs> {
-        match self {
-            Source::Sysfs(d) => d.port(name, num),
-            Source::Sim(_) => {
-                let ca = self.ca(name)?;
-                ca.port(num).cloned().ok_or_else(|| Error::NoUsablePort {
-                    ca: name.to_owned(),
-                    reason: format!("port {num} does not exist"),
-                })
-            }
-        }
-    }
-
-    fn umad_id(&self, name: &str, port: u32) -> umad::Result<u32> {
-        match self {
-            Source::Sysfs(d) => d.umad_id(name, port),
-            Source::Sim(_) => {
-                let ca = self.ca(name)?;
-                match ca.ports.first() {
-                    Some(p) if p.port_num == port => Ok(sim::UMAD_ID),
-                    _ => Err(Error::NoUmadDevice {
-                        ca: name.to_owned(),
-                        port,
-                        path: PathBuf::from(umad::device::DEFAULT_MAD_DIR),
-                    }),
-                }
-            }
-        }
-    }
-
-    /// The path of device `kind` (`"umad"`/`"issm"`) number `id`; a simulated port's issm
-    /// path is [`sim::ISSM_PATH`].
-    fn dev_file(&self, kind: &str, id: u32) -> String {
-        match self {
-            Source::Sim(_) if kind == "issm" => sim::ISSM_PATH.to_owned(),
-            Source::Sysfs(d) => format!("{}/{kind}{id}", d.paths().dev_dir.display()),
-            Source::Sim(_) => format!("{}/{kind}{id}", umad::device::DEFAULT_DEV_DIR),
-        }
-    }
-
-    /// What a failed [`Source::ca`] or [`Source::port`] read of CA `name` means (the
-    /// simulated CA's errors are classified against the default sysfs paths its
-    /// [`Source::class_dir`] reports).
-    fn read_failure(&self, name: &str, e: &Error) -> ReadFailure {
-        match self {
-            Source::Sysfs(d) => d.read_failure(name, e),
-            Source::Sim(_) => Devices::new().read_failure(name, e),
-        }
-    }
-
-    fn class_dir(&self) -> PathBuf {
-        match self {
-            Source::Sysfs(d) => d.paths().class_dir.clone(),
-            Source::Sim(_) => PathBuf::from(umad::device::DEFAULT_CLASS_DIR),
-        }
-    }
-
-    /// Whether the class directory can be opened (libibumad's `scandir` succeeding), through
-    /// the libc `opendir` an interposer sees; the simulated one always exists.
-    fn class_dir_opens(&self) -> bool {
-        let Source::Sysfs(d) = self else {
-            return true;
-        };
-        let Ok(path) = CString::new(d.paths().class_dir.as_os_str().as_bytes()) else {
-            return false;
-        };
-        // SAFETY: `path` is NUL-terminated and outlives the call.
-        let dir = unsafe { libc::opendir(path.as_ptr()) };
-        if dir.is_null() {
-            return false;
-        }
-        // SAFETY: `dir` is a live DIR* from opendir, closed once.
-        unsafe { libc::closedir(dir) };
-        true
-    }
-
-    fn smi_gsi_pairs_max(&self, max: usize) -> umad::Result<Vec<CaPair>> {
-        match self {
-            Source::Sysfs(d) => d.smi_gsi_pairs_max(max),
-            Source::Sim(o) => Ok(smi_gsi_pairs_of(&[Source::sim_ca(o)?], Some(max))),
-        }
-    }
-
-    fn smi_gsi_pair_by_ca_name(
-        &self,
-        devname: Option<&str>,
-        port: u32,
-        enforce_smi: bool,
-    ) -> umad::Result<CaPair> {
-        match self {
-            Source::Sysfs(d) => d.smi_gsi_pair_by_ca_name(devname, port, enforce_smi),
-            Source::Sim(o) => smi_gsi_pair_of(&[Source::sim_ca(o)?], devname, port, enforce_smi),
-        }
-    }
+    // SAFETY: `dir` is a live DIR* from opendir, closed once.
+    unsafe { libc::closedir(dir) };
+    true
 }
 
 /// libibumad's default CA (`def_ca_name`), chosen when CAs exist but none qualifies.
@@ -208,11 +91,11 @@ const DEF_CA_PORT: c_int = 1;
 /// The InfiniBand devices in directory order, as libibumad's `resolve_ca_name` gets them from
 /// `umad_get_ca_device_list()`: `None` (with `errno` 0, or the error's) when there is none.
 fn device_list_names() -> Option<Vec<String>> {
-    let devices = Source::get();
+    let devices = source();
     match devices.ca_names_unsorted() {
         Ok(names) => {
             // C traces the count only when it could open the directory.
-            if debug_level() != 0 && (!names.is_empty() || devices.class_dir_opens()) {
+            if debug_level() != 0 && (!names.is_empty() || class_dir_opens(devices)) {
                 trace!("umad_get_ca_device_list", "return {} cas", names.len());
             }
             set_errno(0);
@@ -384,7 +267,7 @@ fn umad_id_in_range(name: &[u8], port: c_int) -> Option<u32> {
         return None;
     }
     let port = u32::try_from(port).ok()?;
-    let id = Source::get()
+    let id = source()
         .umad_id(name, port)
         .ok()
         .filter(|&id| id < UMAD_MAX_PORTS)?;
@@ -393,8 +276,8 @@ fn umad_id_in_range(name: &[u8], port: c_int) -> Option<u32> {
 }
 
 /// The character-device path of `kind` (`"umad"`/`"issm"`) number `id`.
-pub(crate) fn dev_file(kind: &str, id: u32) -> String {
-    Source::get().dev_file(kind, id)
+pub(crate) fn dev_file(kind: DevFile, id: u32) -> PathBuf {
+    source().dev_file(kind, id)
 }
 
 /// libibumad's `get_ca` result for a CA: the device, or the negative errno C returns.
@@ -407,7 +290,7 @@ fn read_ca(name: &[u8]) -> Result<Ca, c_int> {
         set_errno(libc::ENOENT);
         return Err(-libc::ENOENT);
     };
-    let devices = Source::get();
+    let devices = source();
     match devices.ca(name_str) {
         // A umad_ca_t holds ports 0..9 only: C refuses the whole CA otherwise.
         Ok(ca)
@@ -622,9 +505,9 @@ pub unsafe extern "C" fn umad_get_cas_names(
     let cap = usize::try_from(max).unwrap_or(0);
     // SAFETY: the caller guarantees `cas` is NULL or holds `max` writable entries.
     let out = unsafe { opt_slice_mut(cas, cap) }.unwrap_or_default();
-    let devices = Source::get();
+    let devices = source();
     let names = match devices.ca_names() {
-        Ok(names) if !names.is_empty() || devices.class_dir_opens() => names,
+        Ok(names) if !names.is_empty() || class_dir_opens(devices) => names,
         _ => {
             if let Some(first) = out.first_mut() {
                 // strncpy(cas[0], "mthca0", 20): the name, then NULs to the end of the entry.
@@ -795,7 +678,7 @@ pub unsafe extern "C" fn umad_get_port(
     let (Ok(name), Ok(num)) = (std::str::from_utf8(&found), u32::try_from(portnum)) else {
         return -libc::EIO;
     };
-    let devices = Source::get();
+    let devices = source();
     match devices.port(name, num) {
         Ok(p) => match fill_port(out, &found, &p) {
             Ok(()) => 0,
@@ -867,13 +750,14 @@ pub unsafe extern "C" fn umad_get_issm_path(
     let Some(id) = dev_to_umad_id(&found, portnum) else {
         return -libc::EINVAL;
     };
-    let text = dev_file("issm", id);
+    let path_text = dev_file(DevFile::Issm, id);
+    let text = path_text.as_os_str().as_bytes();
     let cap = usize::try_from(max).unwrap_or(0);
     // SAFETY: the caller guarantees `path` is NULL or holds `max` writable bytes.
     if let Some(buf) = unsafe { opt_slice_mut(path, cap) } {
         if let Some((last, body)) = buf.split_last_mut() {
             let n = text.len().min(body.len());
-            for (d, &b) in body.iter_mut().zip(&text.as_bytes()[..n]) {
+            for (d, &b) in body.iter_mut().zip(&text[..n]) {
                 *d = b as c_char;
             }
             if n < body.len() {
@@ -897,7 +781,7 @@ pub unsafe extern "C" fn umad_get_issm_path(
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
 pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
-    let devices = Source::get();
+    let devices = source();
     let names = match devices.ca_names_unsorted() {
         Ok(names) => names,
         Err(e) => {
@@ -940,7 +824,7 @@ pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
         tail = node;
     }
     // C traces the count only when it could open the directory.
-    if debug_level() != 0 && (!names.is_empty() || devices.class_dir_opens()) {
+    if debug_level() != 0 && (!names.is_empty() || class_dir_opens(devices)) {
         trace!("umad_get_ca_device_list", "return {} cas", names.len());
     }
     set_errno(0);
@@ -1037,7 +921,7 @@ fn c_visible_pair(p: &CaPair) -> Option<CaPair> {
 }
 
 /// The SMI/GSI pairs of [`Devices::smi_gsi_pairs_max`] the C functions report.
-fn c_visible_pairs(devices: &Source, max: usize) -> Vec<CaPair> {
+fn c_visible_pairs(devices: &dyn DeviceSource, max: usize) -> Vec<CaPair> {
     devices
         .smi_gsi_pairs_max(max)
         .unwrap_or_default()
@@ -1079,7 +963,7 @@ pub unsafe extern "C" fn umad_get_smi_gsi_pairs(
         }
     };
     out.fill(umad_ca_pair::default());
-    let pairs = c_visible_pairs(&Source::get(), max);
+    let pairs = c_visible_pairs(source(), max);
     let mut n: c_int = 0;
     for (slot, pair) in out.iter_mut().zip(&pairs) {
         fill_pair(slot, pair);
@@ -1111,8 +995,8 @@ pub unsafe extern "C" fn umad_get_smi_gsi_pair_by_ca_name(
         return -1;
     };
     *out = umad_ca_pair::default();
-    let devices = Source::get();
-    if c_visible_pairs(&devices, UMAD_MAX_PORTS as usize).is_empty() {
+    let devices = source();
+    if c_visible_pairs(devices, UMAD_MAX_PORTS as usize).is_empty() {
         return 0;
     }
     // SAFETY: the caller guarantees `devname` is NULL or a C string.

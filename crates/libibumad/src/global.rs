@@ -66,7 +66,7 @@ pub(crate) fn abi_version() -> u32 {
     if cached != 0 {
         return cached & !ABI_FAILED;
     }
-    let (value, warn) = match crate::devices::Source::get().abi_version() {
+    let (value, warn) = match crate::devices::source().abi_version() {
         Ok(v) => (v & !ABI_FAILED, None),
         Err(umad::Error::AbiUnavailable { source, .. }) => {
             (ABI_FAILED, Some(source.raw_os_error().unwrap_or(libc::EIO)))

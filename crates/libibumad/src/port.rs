@@ -6,9 +6,9 @@
 //! interposes).
 
 use core::ffi::{c_char, c_int, c_void};
-use std::path::Path;
 
 use umad::abi::{field, UserMadHeader, HDR_LEN};
+use umad::device::DevFile;
 
 use crate::dev;
 use crate::devices::{dev_file, dev_to_umad_id, resolve_ca_name};
@@ -39,18 +39,18 @@ unsafe fn do_open(ca_name: *const c_char, portnum: c_int, enforce_smi: bool) -> 
     let Some(id) = dev_to_umad_id(&found, portnum) else {
         return -libc::EINVAL;
     };
-    let path = dev_file("umad", id);
-    let fd = match dev::open(Path::new(&path)) {
+    let path = dev_file(DevFile::Umad, id);
+    let fd = match dev::open(&path) {
         Ok(fd) => fd,
         Err(e) => {
             let code = e.raw_os_error().unwrap_or(libc::EIO);
-            trace!(FUNC, "open {} failed: {}", path, strerror(code));
+            trace!(FUNC, "open {} failed: {}", path.display(), strerror(code));
             set_errno(code);
             return -libc::EIO;
         }
     };
     set_new_user_mad_api(abi > 5 || dev::enable_pkey(fd).is_ok());
-    trace!(FUNC, "opened {} fd {} portid {}", path, fd, id);
+    trace!(FUNC, "opened {} fd {} portid {}", path.display(), fd, id);
     fd
 }
 

@@ -24,7 +24,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+mod source;
 mod sysfs;
+
+pub use source::{DevFile, DeviceSource, SingleCa};
 
 /// The default sysfs directory of RDMA devices.
 pub const DEFAULT_CLASS_DIR: &str = "/sys/class/infiniband";
