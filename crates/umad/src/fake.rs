@@ -302,7 +302,53 @@ impl Transport for Arc<Fake> {
         Ok(())
     }
 
-    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
+    fn recv_into(
+        &self,
+        timeout: Option<Duration>,
+        capacity: usize,
+        into: &mut Received,
+    ) -> Result<bool> {
+        Ok(crate::transport::fill(into, self.take(timeout, capacity)?))
+    }
+
+    fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
+        // Looks without taking (Port::poll peeks while no transaction waits).
+        let until = deadline(timeout);
+        let mut st = self.state();
+        loop {
+            let now = Instant::now();
+            let next = st.due.peek().map(|Reverse((at, _))| *at);
+            if next.is_some_and(|at| at <= now) {
+                return Ok(true);
+            }
+            if until.is_some_and(|u| u <= now) {
+                return Ok(false);
+            }
+            let wake = match (until, next) {
+                (Some(u), Some(n)) => Some(u.min(n)),
+                (u, n) => u.or(n),
+            };
+            st = match wake {
+                None => self.cv.wait(st).unwrap(),
+                Some(w) => self.cv.wait_timeout(st, w - now).unwrap().0,
+            };
+        }
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        -1
+    }
+
+    fn issm(&self) -> Result<Issm> {
+        Err(Error::InvalidArgument(
+            "the fake transport has no issm".into(),
+        ))
+    }
+}
+
+impl Fake {
+    /// The next due MAD that fits in `capacity` bytes (the receive of [`Transport::recv_into`]).
+    fn take(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
         let now_reading = self.readers.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_readers.fetch_max(now_reading, Ordering::SeqCst);
         struct Out<'a>(&'a AtomicUsize);
@@ -355,39 +401,5 @@ impl Transport for Arc<Fake> {
                 Some(w) => self.cv.wait_timeout(st, w - now).unwrap().0,
             };
         }
-    }
-
-    fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
-        // Looks without taking (Port::poll peeks while no transaction waits).
-        let until = deadline(timeout);
-        let mut st = self.state();
-        loop {
-            let now = Instant::now();
-            let next = st.due.peek().map(|Reverse((at, _))| *at);
-            if next.is_some_and(|at| at <= now) {
-                return Ok(true);
-            }
-            if until.is_some_and(|u| u <= now) {
-                return Ok(false);
-            }
-            let wake = match (until, next) {
-                (Some(u), Some(n)) => Some(u.min(n)),
-                (u, n) => u.or(n),
-            };
-            st = match wake {
-                None => self.cv.wait(st).unwrap(),
-                Some(w) => self.cv.wait_timeout(st, w - now).unwrap().0,
-            };
-        }
-    }
-
-    fn raw_fd(&self) -> RawFd {
-        -1
-    }
-
-    fn issm(&self) -> Result<Issm> {
-        Err(Error::InvalidArgument(
-            "the fake transport has no issm".into(),
-        ))
     }
 }

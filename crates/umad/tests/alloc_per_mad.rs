@@ -9,9 +9,10 @@
 //! `cfg(test)` inside the crate, and it allocates per MAD for its own bookkeeping — a heap
 //! of due times, a map of messages — which would be counted as umad's). `Echo` answers every
 //! request at once and allocates exactly what the kernel transport does: nothing per send
-//! (the header is built on the stack) and, for `recv_fit`, one `Vec` per received MAD
-//! (`Received::mad`), while `recv_into` reads into the buffer it is given. So the counts are
-//! umad's own, plus that one `Vec` on the rows that take owned MADs.
+//! (the header is built on the stack), and it reads into the buffer `recv_into` is given, so
+//! a MAD handed out owned (`Port::recv`, `Port::transact`, an `Rpc` completion nobody gives
+//! back) costs one `Vec` (`Received::mad`). So the counts are umad's own, plus that one `Vec`
+//! on the rows that take owned MADs.
 //!
 //! One test function only: the counter is process-wide, so nothing else may run meanwhile.
 
@@ -145,28 +146,6 @@ impl Transport for Echo {
         self.queue.lock().unwrap().push_back(r);
         self.ready.notify_all();
         Ok(())
-    }
-
-    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
-        let mut q = self.wait(timeout);
-        let Some(r) = q.front().copied() else {
-            return Ok(None);
-        };
-        if r.len > capacity {
-            return Err(Error::TooLong {
-                ca: "echo0".into(),
-                port: 1,
-                needed: r.len,
-                capacity,
-            });
-        }
-        q.pop_front();
-        Ok(Some(Received {
-            agent: r.agent,
-            status: 0,
-            addr: r.addr,
-            mad: r.mad[..r.len].to_vec(),
-        }))
     }
 
     fn recv_into(

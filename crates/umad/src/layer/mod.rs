@@ -586,9 +586,14 @@ impl Transport for MadLayer {
         Ok(())
     }
 
-    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
+    fn recv_into(
+        &self,
+        timeout: Option<Duration>,
+        capacity: usize,
+        into: &mut Received,
+    ) -> Result<bool> {
         let Some(mut st) = self.shared.await_ready(deadline(timeout))? else {
-            return Ok(None);
+            return Ok(false);
         };
         let len = st.engine.ready().front().map_or(0, |f| f.mad.len());
         if len > capacity {
@@ -601,7 +606,7 @@ impl Transport for MadLayer {
         }
         let r = st.engine.pop_ready();
         self.shared.sync_flag(&mut st);
-        Ok(r)
+        Ok(crate::transport::fill(into, r))
     }
 
     fn poll(&self, timeout: Option<Duration>) -> Result<bool> {

@@ -313,11 +313,6 @@ impl Transport for KernelTransport {
         }
     }
 
-    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
-        let mut r = Received::default();
-        Ok(self.recv_into(timeout, capacity, &mut r)?.then_some(r))
-    }
-
     fn recv_into(
         &self,
         timeout: Option<Duration>,

@@ -131,25 +131,21 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// Like [`recv`](Transport::recv), but a MAD longer than `capacity` bytes is not taken:
     /// it stays queued and the call fails with [`Error::TooLong`](crate::Error::TooLong)
     /// naming its length (the kernel's `ENOSPC` contract that `umad_recv` passes on).
-    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>>;
-    /// Like [`recv_fit`](Transport::recv_fit), but into `into`, whose MAD buffer is reused
-    /// (`Ok(true)`: a MAD came and `into` holds it; `Ok(false)`: none came, and `into`'s
-    /// contents are unspecified). A transport that reads into the buffer allocates nothing per MAD once it
-    /// has room; the default takes [`recv_fit`](Transport::recv_fit)'s `Vec`.
+    fn recv_fit(&self, timeout: Option<Duration>, capacity: usize) -> Result<Option<Received>> {
+        let mut r = Received::default();
+        Ok(self.recv_into(timeout, capacity, &mut r)?.then_some(r))
+    }
+    /// The one receive a transport implements: like [`recv_fit`](Transport::recv_fit), but
+    /// into `into`, whose MAD buffer is reused (`Ok(true)`: a MAD came and `into` holds it;
+    /// `Ok(false)`: none came, and `into`'s contents are unspecified). A transport that reads
+    /// into the buffer allocates nothing per MAD once it has room; one that hands out owned
+    /// MADs stores its own (see [`fill`]).
     fn recv_into(
         &self,
         timeout: Option<Duration>,
         capacity: usize,
         into: &mut Received,
-    ) -> Result<bool> {
-        match self.recv_fit(timeout, capacity)? {
-            Some(r) => {
-                *into = r;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
+    ) -> Result<bool>;
     /// Waits until a MAD can be received, up to `timeout` (`None`: forever).
     fn poll(&self, timeout: Option<Duration>) -> Result<bool>;
     /// How much longer than a request's own `timeout × (retries + 1)` a
@@ -165,6 +161,18 @@ pub trait Transport: Send + Sync + fmt::Debug {
     /// Becomes the port's subnet manager (sets PortInfo.CapabilityMask.IsSM) until the guard
     /// is dropped.
     fn issm(&self) -> Result<Issm>;
+}
+
+/// Puts what an owned-MAD receive got into `into`: whether there was one (for transports
+/// whose queue holds [`Received`]s, in their [`Transport::recv_into`]).
+pub fn fill(into: &mut Received, got: Option<Received>) -> bool {
+    match got {
+        Some(r) => {
+            *into = r;
+            true
+        }
+        None => false,
+    }
 }
 
 /// While alive, the port advertises IsSM; dropping it clears the bit.
