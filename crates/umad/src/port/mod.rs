@@ -164,6 +164,13 @@ impl Mux {
         }
     }
 
+    /// Takes what waits in the outbox, leaving the spare (empty) one in its place.
+    fn take_outbox(&mut self) -> Outbox {
+        let mut batch = self.spare.take().unwrap_or_default();
+        std::mem::swap(&mut batch, &mut self.outbox);
+        batch
+    }
+
     /// Runs the engines' timers: ends every flight whose deadline is not after `now`.
     /// Returns the next deadline and whether any flight ended.
     fn on_timer(&mut self, now: Instant) -> (Option<Instant>, bool) {
@@ -664,46 +671,59 @@ impl Port {
         let mut released = false;
         while !mux.outbox.is_empty() {
             released = true;
-            let mut batch = mux.spare.take().unwrap_or_default();
-            std::mem::swap(&mut batch, &mut mux.outbox);
+            let batch = mux.take_outbox();
             drop(mux);
-            let mut failed: Vec<(Transmit, Error)> = Vec::new();
-            if batch.len() == 1 {
-                if let Some((tx, out)) = batch.iter().next() {
-                    if let Err(e) = self.transport.send(&out) {
-                        failed.push((*tx, e));
-                    }
-                }
-            } else {
-                // Held back and carried together: one wake-up of the peer for the batch.
-                for (tx, out) in batch.iter() {
-                    if let Err(e) = self.transport.send_deferred(&out) {
-                        failed.push((*tx, e));
-                    }
-                }
-                if let Err(e) = self.transport.flush() {
-                    for (tx, _) in batch.iter() {
-                        failed.push((*tx, self.send_failure(&e)));
-                    }
-                }
-            }
-            batch.clear();
+            let failed = self.carry(&batch);
             mux = self.mux();
-            if mux.spare.is_none() {
-                mux.spare = Some(batch);
-            }
-            if !failed.is_empty() {
-                let now = Instant::now();
-                let Mux { cores, outbox, .. } = &mut *mux;
-                for (tx, e) in failed {
-                    if let Some(core) = cores.get_mut(&tx.owner) {
-                        core.send_failed(now, tx.key, tx.ticket, e, outbox);
-                    }
-                }
-                self.wake(&mux);
-            }
+            self.settle(&mut mux, batch, failed);
         }
         (mux, released)
+    }
+
+    /// Hands a batch of the outbox to the transport (without the lock): one MAD is sent, more
+    /// are sent deferred and flushed once (one wake-up of the peer for the batch). Returns the
+    /// MADs the transport refused, with why.
+    fn carry(&self, batch: &Outbox) -> Vec<(Transmit, Error)> {
+        let mut failed = Vec::new();
+        if batch.len() == 1 {
+            if let Some((tx, out)) = batch.iter().next() {
+                if let Err(e) = self.transport.send(&out) {
+                    failed.push((*tx, e));
+                }
+            }
+            return failed;
+        }
+        for (tx, out) in batch.iter() {
+            if let Err(e) = self.transport.send_deferred(&out) {
+                failed.push((*tx, e));
+            }
+        }
+        if let Err(e) = self.transport.flush() {
+            for (tx, _) in batch.iter() {
+                failed.push((*tx, self.send_failure(&e)));
+            }
+        }
+        failed
+    }
+
+    /// After [`Port::carry`], under the lock: keeps the batch's buffers and ends each refused
+    /// request with its error.
+    fn settle(&self, mux: &mut Mux, mut batch: Outbox, failed: Vec<(Transmit, Error)>) {
+        batch.clear();
+        if mux.spare.is_none() {
+            mux.spare = Some(batch);
+        }
+        if failed.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let Mux { cores, outbox, .. } = mux;
+        for (tx, e) in failed {
+            if let Some(core) = cores.get_mut(&tx.owner) {
+                core.send_failed(now, tx.key, tx.ticket, e, outbox);
+            }
+        }
+        self.wake(mux);
     }
 
     /// The error a request gets when the transport failed to carry a batch it was in.
@@ -836,14 +856,19 @@ impl Port {
                 drop(self.flush(mux));
                 return x.map(Some);
             }
-            let released;
-            (mux, released) = self.flush(mux);
-            if released {
-                // Things may have changed while the lock was let go of.
-                continue;
+            if mux.reading {
+                // Another thread reads: carry what waits now. (With nobody reading, this
+                // thread carries it on its way into the read: one pass of the lock for both.)
+                let released;
+                (mux, released) = self.flush(mux);
+                if released {
+                    // Things may have changed while the lock was let go of.
+                    continue;
+                }
             }
             let expired = until.is_some_and(|u| u <= now);
             if expired && (read_late || mux.reading) {
+                drop(self.flush(mux));
                 return Ok(None);
             }
             let wake = match (until, timer) {
@@ -868,15 +893,22 @@ impl Port {
                 mad: pool.pop().unwrap_or_default(),
                 ..Received::default()
             };
+            let carrying = (!mux.outbox.is_empty()).then(|| mux.take_outbox());
             mux.reading = true;
             drop(mux);
             let mut reading = Reading {
                 port: self,
                 armed: true,
             };
+            let failed = carrying.as_ref().map(|b| self.carry(b)).unwrap_or_default();
             let slice = left.map_or(READ_SLICE, |l| l.min(READ_SLICE));
             let mut unused = None;
             let got = match how {
+                // A refused send ended a request: its waiter must see that before any read.
+                _ if !failed.is_empty() => {
+                    unused = Some(rx.mad);
+                    Ok(false)
+                }
                 ReadFor::Peek => {
                     unused = Some(rx.mad);
                     self.transport.poll(Some(slice))
@@ -903,6 +935,9 @@ impl Port {
             mux.free = pool;
             if let Some(buf) = unused {
                 mux.recycle(buf);
+            }
+            if let Some(batch) = carrying {
+                self.settle(&mut mux, batch, failed);
             }
             mux.reading = false;
             mux.reads = mux.reads.wrapping_add(1);
