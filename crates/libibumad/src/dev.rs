@@ -78,16 +78,10 @@ pub(crate) fn enable_pkey(portid: c_int) -> io::Result<()> {
     }
 }
 
-/// `close(portid)`.
-///
-/// # Safety
-/// `portid` is not used afterwards (as with close(2)).
-pub(crate) unsafe fn close(portid: c_int) -> io::Result<()> {
-    if sim_op(|| Ok(sim::close(portid))).unwrap_or(false) {
-        return Ok(());
-    }
-    // SAFETY: the caller hands over `portid` (this function's contract).
-    unsafe { umad::raw::close(portid) }
+/// `close(portid)` of a simulated port: whether `portid` was one (and is now closed). Any
+/// other descriptor is left to the caller's `umad::raw::close`.
+pub(crate) fn close_sim(portid: c_int) -> bool {
+    sim_op(|| Ok(sim::close(portid))).unwrap_or(false)
 }
 
 /// `write(portid, buf)`: header + MAD, sent as the kernel sends it.

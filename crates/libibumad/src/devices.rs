@@ -13,7 +13,6 @@
 //! the scan reaches each step.
 
 use core::ffi::{c_char, c_int, c_uint, CStr};
-use core::mem::size_of;
 use core::ptr::null_mut;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -27,8 +26,8 @@ use umad::device::{
 use umad::Error;
 
 use crate::ffi::{
-    errno, field_bytes, opt_cstr, opt_mut, opt_slice_mut, put_name, put_str, put_sysfs_text,
-    put_text, set_errno, strerror, Str,
+    dir_opens, errno, field_bytes, opt_cstr, opt_mut, opt_ref, opt_slice_mut, put_name, put_str,
+    put_sysfs_text, put_text, set_errno, strerror, CBlock, Str,
 };
 use crate::global::{debug_level, ibwarn, trace};
 use crate::sim;
@@ -70,17 +69,7 @@ fn class_dir_opens(devices: &dyn DeviceSource) -> bool {
     if !devices.is_sysfs() {
         return true;
     }
-    let Ok(path) = CString::new(devices.class_dir().as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is NUL-terminated and outlives the call.
-    let dir = unsafe { libc::opendir(path.as_ptr()) };
-    if dir.is_null() {
-        return false;
-    }
-    // SAFETY: `dir` is a live DIR* from opendir, closed once.
-    unsafe { libc::closedir(dir) };
-    true
+    CString::new(devices.class_dir().as_os_str().as_bytes()).is_ok_and(|path| dir_opens(&path))
 }
 
 /// libibumad's default CA (`def_ca_name`), chosen when CAs exist but none qualifies.
@@ -350,23 +339,10 @@ fn warn_no_pkeys(f: &ReadFailure, ca: &[u8]) {
     );
 }
 
-/// Copies `src` into a fresh `calloc` block (at least one element), as C callers `free()` it.
-fn calloc_copy<T: Copy>(src: &[T]) -> Option<*mut T> {
-    // SAFETY: calloc has no preconditions; a NULL result is handled below.
-    let p = unsafe { libc::calloc(src.len().max(1), size_of::<T>()) }.cast::<T>();
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: `p` is a fresh allocation of at least `src.len()` elements of T (calloc aligns
-    // for any fundamental type), disjoint from `src`.
-    unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) };
-    Some(p)
-}
-
-/// Fills `dst` like libibumad's `get_port` from what the core read. The P_Key table is copied
-/// into a `calloc` block owned by `dst`; on allocation failure C's warning is printed and
-/// `-EIO` returned.
-fn fill_port(dst: &mut umad_port_t, ca_name: &[u8], p: &PortAttrs) -> Result<(), c_int> {
+/// Fills `dst` like libibumad's `get_port` from what the core read, all but `pkeys` (left as
+/// it is): the P_Key table is copied into a `calloc` block, returned for the caller to store
+/// there; on allocation failure C's warning is printed and `-EIO` returned.
+fn fill_port(dst: &mut umad_port_t, ca_name: &[u8], p: &PortAttrs) -> Result<CBlock<u16>, c_int> {
     put_name(&mut dst.ca_name, ca_name);
     dst.portnum = p.port_num as c_int;
     dst.pkeys = null_mut();
@@ -386,43 +362,35 @@ fn fill_port(dst: &mut umad_port_t, ca_name: &[u8], p: &PortAttrs) -> Result<(),
     dst.capmask = p.cap_mask.to_be();
     dst.gid_prefix = p.gid_prefix.to_be();
     dst.port_guid = p.port_guid.to_be();
-    let Some(pkeys) = calloc_copy(&p.pkeys) else {
+    let Some(pkeys) = CBlock::copy_of(&p.pkeys) else {
         ibwarn(
             "get_port",
             format_args!("get_port: calloc failed: {}", strerror(errno())),
         );
         return Err(-libc::EIO);
     };
-    dst.pkeys = pkeys;
     dst.pkeys_size = p.pkeys.len() as c_uint;
-    Ok(())
+    Ok(pkeys)
 }
 
-/// Frees what libibumad's `release_port` frees: the P_Key table.
-fn release_port(port: &mut umad_port_t) {
-    // SAFETY: `pkeys` is NULL or a calloc block from `fill_port` (or the C library's
-    // equivalent), owned by this port.
-    unsafe { libc::free(port.pkeys.cast()) };
+/// What libibumad's `release_port` frees, taken out of the port: the P_Key table (`NULL` or a
+/// `calloc` block, the caller's to free).
+fn take_pkeys(port: &mut umad_port_t) -> *mut u16 {
+    let pkeys = port.pkeys;
     port.pkeys = null_mut();
     port.pkeys_size = 0;
+    pkeys
 }
 
-/// libibumad's `release_ca`: frees ports `0..=numports` (bounded by the array) and their
-/// P_Key tables, and clears the pointers.
-fn release_ca(ca: &mut umad_ca_t) {
+/// The port slots libibumad's `release_ca` frees: ports `0..=numports`, bounded by the array
+/// (none for a negative `numports`).
+fn released_slots(ca: &mut umad_ca_t) -> &mut [*mut umad_port_t] {
     let last = usize::try_from(ca.numports)
         .map(|n| n.min(UMAD_CA_MAX_PORTS - 1))
         .ok();
-    let Some(last) = last else { return };
-    for slot in &mut ca.ports[..=last] {
-        // SAFETY: a non-NULL entry is a calloc'd umad_port_t owned by this CA (from
-        // `umad_get_ca`), not referenced elsewhere.
-        if let Some(port) = unsafe { opt_mut(*slot) } {
-            release_port(port);
-            // SAFETY: the port came from calloc and is freed exactly once (the slot is cleared).
-            unsafe { libc::free((*slot).cast()) };
-            *slot = null_mut();
-        }
+    match last {
+        Some(last) => &mut ca.ports[..=last],
+        None => &mut [],
     }
 }
 
@@ -438,6 +406,10 @@ fn put_optional_text<const N: usize>(dst: &mut [c_char; N], dev: &Ca, file: &str
 }
 
 /// Fills `dst` like libibumad's `get_ca` (after `ca_name`, `numports` and `ports` were reset).
+///
+/// The ports are built in blocks owned here and handed to `dst` only once all are read; a
+/// failure frees them and leaves what C's `release_ca` leaves: no port pointers, `numports` as
+/// far as it got.
 fn fill_ca(dst: &mut umad_ca_t, dev: &Ca) -> c_int {
     dst.node_type = dev.node_type.code();
     put_optional_text(&mut dst.fw_ver, dev, "fw_ver", &dev.fw_ver);
@@ -445,24 +417,26 @@ fn fill_ca(dst: &mut umad_ca_t, dev: &Ca) -> c_int {
     put_optional_text(&mut dst.ca_type, dev, "hca_type", &dev.ca_type);
     dst.node_guid = dev.node_guid.to_be();
     dst.system_guid = dev.system_guid.to_be();
+    let mut ports: [Option<(CBlock<umad_port_t>, CBlock<u16>)>; UMAD_CA_MAX_PORTS] =
+        Default::default();
     for p in &dev.ports {
         let n = p.port_num as usize;
-        // SAFETY: calloc has no preconditions; a NULL result is handled below.
-        let slot = unsafe { libc::calloc(1, size_of::<umad_port_t>()) }.cast::<umad_port_t>();
-        // SAFETY: a fresh, zeroed, suitably aligned umad_port_t (all-zero is a valid value),
-        // not referenced anywhere else.
-        let Some(port) = (unsafe { opt_mut(slot) }) else {
-            release_ca(dst);
+        let Some(mut slot) = CBlock::<umad_port_t>::zeroed() else {
             return -libc::ENOMEM;
         };
-        if let Err(rc) = fill_port(port, dev.name.as_bytes(), p) {
-            // SAFETY: `slot` came from calloc above and is not stored anywhere.
-            unsafe { libc::free(slot.cast()) };
-            release_ca(dst);
-            return rc;
-        }
-        dst.ports[n] = slot;
+        let pkeys = match fill_port(slot.get_mut(), dev.name.as_bytes(), p) {
+            Ok(pkeys) => pkeys,
+            Err(rc) => return rc,
+        };
+        slot.get_mut().pkeys = pkeys.as_ptr();
+        ports[n] = Some((slot, pkeys));
         dst.numports = dst.numports.max(n as c_int);
+    }
+    for (out, port) in dst.ports.iter_mut().zip(ports) {
+        if let Some((slot, pkeys)) = port {
+            pkeys.into_raw();
+            *out = slot.into_raw();
+        }
     }
     0
 }
@@ -473,6 +447,7 @@ fn fill_ca(dst: &mut umad_ca_t, dev: &Ca) -> c_int {
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_init() -> c_int {
     trace!("umad_init", "umad_init");
     0
@@ -483,6 +458,7 @@ pub unsafe extern "C" fn umad_init() -> c_int {
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_done() -> c_int {
     trace!("umad_done", "umad_done");
     0
@@ -497,6 +473,7 @@ pub unsafe extern "C" fn umad_done() -> c_int {
 /// # Safety
 /// `cas` is `NULL` (nothing is written) or points to `max` writable `char[20]` entries.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_cas_names(
     cas: *mut [c_char; UMAD_CA_NAME_LEN],
     max: c_int,
@@ -542,6 +519,7 @@ pub unsafe extern "C" fn umad_get_cas_names(
 /// # Safety
 /// `ca_name` is `NULL` or a C string; `portguids` is `NULL` or holds `max` writable entries.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_ca_portguids(
     ca_name: *const c_char,
     portguids: *mut u64,
@@ -596,6 +574,7 @@ pub unsafe extern "C" fn umad_get_ca_portguids(
 /// `ca_name` is `NULL` or a C string; `ca` is `NULL` (then `-EINVAL` after the name was
 /// resolved) or points to a writable `umad_ca_t`.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_ca(ca_name: *const c_char, ca: *mut umad_ca_t) -> c_int {
     // SAFETY: the caller guarantees `ca_name` is NULL or a C string.
     let name_in = unsafe { opt_cstr(ca_name) };
@@ -629,6 +608,7 @@ pub unsafe extern "C" fn umad_get_ca(ca_name: *const c_char, ca: *mut umad_ca_t)
 /// `ca` is `NULL` or points to a `umad_ca_t` filled by `umad_get_ca` (or zeroed); its port
 /// pointers are not used afterwards.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_release_ca(ca: *mut umad_ca_t) -> c_int {
     // SAFETY: the caller guarantees `ca` is NULL or a valid umad_ca_t.
     let Some(ca) = (unsafe { opt_mut(ca) }) else {
@@ -637,7 +617,17 @@ pub unsafe extern "C" fn umad_release_ca(ca: *mut umad_ca_t) -> c_int {
     };
     let name = field_bytes(&ca.ca_name);
     trace!("umad_release_ca", "ca_name {}", Str(Some(&name)));
-    release_ca(ca);
+    for slot in released_slots(ca) {
+        // SAFETY: a non-NULL entry is a calloc'd umad_port_t owned by this CA (from
+        // `umad_get_ca`), not referenced elsewhere.
+        if let Some(port) = unsafe { opt_mut(*slot) } {
+            // SAFETY: `pkeys` is NULL or a calloc block owned by this port, freed once.
+            unsafe { libc::free(take_pkeys(port).cast()) };
+            // SAFETY: the port came from calloc and is freed exactly once (the slot is cleared).
+            unsafe { libc::free((*slot).cast()) };
+            *slot = null_mut();
+        }
+    }
     trace!("umad_release_ca", "releasing {}", Str(Some(&name)));
     0
 }
@@ -652,6 +642,7 @@ pub unsafe extern "C" fn umad_release_ca(ca: *mut umad_ca_t) -> c_int {
 /// `ca_name` is `NULL` or a C string; `port` is `NULL` (then `-EINVAL` after the name was
 /// resolved) or points to a writable `umad_port_t`.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_port(
     ca_name: *const c_char,
     portnum: c_int,
@@ -681,7 +672,10 @@ pub unsafe extern "C" fn umad_get_port(
     let devices = source();
     match devices.port(name, num) {
         Ok(p) => match fill_port(out, &found, &p) {
-            Ok(()) => 0,
+            Ok(pkeys) => {
+                out.pkeys = pkeys.into_raw();
+                0
+            }
             Err(rc) => rc,
         },
         Err(e) => {
@@ -699,6 +693,7 @@ pub unsafe extern "C" fn umad_get_port(
 /// # Safety
 /// `port` is `NULL` or points to a `umad_port_t` filled by `umad_get_port` (or zeroed).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_release_port(port: *mut umad_port_t) -> c_int {
     // SAFETY: the caller guarantees `port` is NULL or a valid umad_port_t.
     let Some(port) = (unsafe { opt_mut(port) }) else {
@@ -712,7 +707,9 @@ pub unsafe extern "C" fn umad_release_port(port: *mut umad_port_t) -> c_int {
         Str(Some(&name)),
         port.portnum
     );
-    release_port(port);
+    // SAFETY: `pkeys` is NULL or a calloc block from `umad_get_port` (or the C library's
+    // equivalent), owned by this port.
+    unsafe { libc::free(take_pkeys(port).cast()) };
     trace!(
         "umad_release_port",
         "releasing {}:{}",
@@ -730,6 +727,7 @@ pub unsafe extern "C" fn umad_release_port(port: *mut umad_port_t) -> c_int {
 /// `ca_name` is `NULL` or a C string; `path` is `NULL` (nothing is written) or holds `max`
 /// writable bytes.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_issm_path(
     ca_name: *const c_char,
     portnum: c_int,
@@ -780,6 +778,7 @@ pub unsafe extern "C" fn umad_get_issm_path(
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
     let devices = source();
     let names = match devices.ca_names_unsorted() {
@@ -792,30 +791,18 @@ pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
     let mut head: *mut umad_device_node = null_mut();
     let mut tail: *mut umad_device_node = null_mut();
     for name in &names {
-        let node_size = size_of::<umad_device_node>();
-        // SAFETY: calloc has no preconditions; a NULL result is handled below.
-        let node =
-            unsafe { libc::calloc(1, node_size + name.len() + 1) }.cast::<umad_device_node>();
-        if node.is_null() {
+        // The node and its name in one calloc block, as C frees it.
+        let Some((mut block, ca_name)) = CBlock::zeroed_with_text(name.as_bytes()) else {
             // SAFETY: `head` is the list built so far, from this function's calloc blocks.
             unsafe { umad_free_ca_device_list(head) };
             set_errno(libc::ENOMEM);
             return null_mut();
-        }
-        // SAFETY: the block holds the node and then `name.len() + 1` zeroed bytes; the name is
-        // copied right after the node, leaving its terminating NUL from calloc.
-        let ca_name = unsafe {
-            let text = node.cast::<u8>().add(node_size);
-            core::ptr::copy_nonoverlapping(name.as_ptr(), text, name.len());
-            text.cast::<c_char>()
         };
-        // SAFETY: `node` is a fresh, aligned allocation for a umad_device_node.
-        unsafe {
-            node.write(umad_device_node {
-                next: null_mut(),
-                ca_name,
-            })
+        *block.get_mut() = umad_device_node {
+            next: null_mut(),
+            ca_name,
         };
+        let node: *mut umad_device_node = block.into_raw();
         // SAFETY: `tail` is NULL or the previous node of this list, still owned here.
         match unsafe { opt_mut(tail) } {
             Some(t) => t.next = node,
@@ -837,11 +824,12 @@ pub unsafe extern "C" fn umad_get_ca_device_list() -> *mut umad_device_node {
 /// `head` is `NULL` or a list returned by `umad_get_ca_device_list` (possibly re-linked by
 /// [`umad_sort_ca_device_list`]), not used afterwards.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_free_ca_device_list(head: *mut umad_device_node) {
     let mut node = head;
-    while !node.is_null() {
-        // SAFETY: `node` is a live node of the list; read its successor before freeing it.
-        let next = unsafe { (*node).next };
+    // SAFETY: `node` is NULL or a live node of the list; its successor is read before it is
+    // freed.
+    while let Some(next) = unsafe { opt_ref(node) }.map(|n| n.next) {
         // SAFETY: each node is one calloc block (name included), freed exactly once.
         unsafe { libc::free(node.cast()) };
         node = next;
@@ -856,6 +844,7 @@ pub unsafe extern "C" fn umad_free_ca_device_list(head: *mut umad_device_node) {
 /// `head` is `NULL` (then `EINVAL`) or points to the head pointer of a list from
 /// [`umad_get_ca_device_list`].
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_sort_ca_device_list(
     head: *mut *mut umad_device_node,
     size: libc::size_t,
@@ -867,10 +856,10 @@ pub unsafe extern "C" fn umad_sort_ca_device_list(
     let mut size = size;
     if size == 0 {
         let mut node = *head;
-        while !node.is_null() {
+        // SAFETY: `node` is NULL or a live node of the caller's list.
+        while let Some(n) = unsafe { opt_ref(node) } {
             size += 1;
-            // SAFETY: `node` is a live node of the caller's list.
-            node = unsafe { (*node).next };
+            node = n.next;
         }
     }
     if size < 2 {
@@ -881,27 +870,31 @@ pub unsafe extern "C" fn umad_sort_ca_device_list(
         return libc::ENOMEM;
     }
     let mut node = *head;
-    while !node.is_null() {
+    // SAFETY: `node` is NULL or a live node of the caller's list.
+    while let Some(n) = unsafe { opt_ref(node) } {
         if nodes.len() == size {
             return libc::EINVAL;
         }
         nodes.push(node);
-        // SAFETY: `node` is a live node of the caller's list.
-        node = unsafe { (*node).next };
+        node = n.next;
     }
     if nodes.len() != size {
         return libc::EINVAL;
     }
     // SAFETY: every node is live and its `ca_name` is NULL or a C string (the list's contract).
-    let name = |n: &*mut umad_device_node| unsafe { opt_cstr((**n).ca_name) };
+    let name = |n: &*mut umad_device_node| unsafe { opt_ref(*n).and_then(|n| opt_cstr(n.ca_name)) };
     nodes.sort_by(|a, b| name(a).cmp(&name(b)));
     for pair in nodes.windows(2) {
         // SAFETY: every node is live and owned by the list being re-linked.
-        unsafe { (*pair[0]).next = pair[1] };
+        if let Some(n) = unsafe { opt_mut(pair[0]) } {
+            n.next = pair[1];
+        }
     }
     if let (Some(&first), Some(&last)) = (nodes.first(), nodes.last()) {
         // SAFETY: as above.
-        unsafe { (*last).next = null_mut() };
+        if let Some(n) = unsafe { opt_mut(last) } {
+            n.next = null_mut();
+        }
         *head = first;
     }
     0
@@ -949,6 +942,7 @@ fn fill_pair(dst: &mut umad_ca_pair, p: &CaPair) {
 /// # Safety
 /// `cas` is `NULL` or holds `max` writable `struct umad_ca_pair`.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_smi_gsi_pairs(
     cas: *mut umad_ca_pair,
     max: libc::size_t,
@@ -984,6 +978,7 @@ pub unsafe extern "C" fn umad_get_smi_gsi_pairs(
 /// `devname` is `NULL` or a C string; `ca_pair` is `NULL` or points to a writable
 /// `struct umad_ca_pair`.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_smi_gsi_pair_by_ca_name(
     devname: *const c_char,
     portnum: u8,
@@ -1027,8 +1022,10 @@ pub unsafe extern "C" fn umad_get_smi_gsi_pair_by_ca_name(
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 mod tests {
     use super::*;
+    use core::mem::size_of;
 
     /// A device list built by hand in the C layout.
     fn list(names: &[&str]) -> *mut umad_device_node {
@@ -1106,6 +1103,53 @@ mod tests {
     }
 
     #[test]
+    fn fill_ca_hands_the_ports_over_and_release_frees_them() {
+        let port = |n: u32| PortAttrs {
+            ca_name: "ibsim0".into(),
+            port_num: n,
+            base_lid: n,
+            lmc: 0,
+            sm_lid: 1,
+            sm_sl: 0,
+            state: 4,
+            phys_state: 5,
+            rate: 10,
+            cap_mask: 0,
+            gid_prefix: 0,
+            port_guid: 0x20 + u64::from(n),
+            pkeys: vec![0xffff, 0x8001],
+            link_layer: "InfiniBand".into(),
+        };
+        let dev = Ca {
+            name: "ibsim0".into(),
+            node_type: umad::device::NodeType::Ca,
+            fw_ver: String::new(),
+            hw_ver: String::new(),
+            ca_type: String::new(),
+            node_guid: 0x10,
+            system_guid: 0x10,
+            ports: vec![port(1), port(3)],
+            unreadable: Vec::new(),
+        };
+        // SAFETY: all-zero is a valid umad_ca_t.
+        let mut ca: umad_ca_t = unsafe { core::mem::zeroed() };
+        assert_eq!(fill_ca(&mut ca, &dev), 0);
+        assert_eq!(ca.numports, 3);
+        assert!(ca.ports[0].is_null() && ca.ports[2].is_null());
+        // SAFETY: filled by fill_ca: a live calloc'd port with a 2-entry P_Key table.
+        let (p3, pkeys) = unsafe {
+            let p = &*ca.ports[3];
+            (p, core::slice::from_raw_parts(p.pkeys, 2))
+        };
+        assert_eq!((p3.portnum, p3.pkeys_size), (3, 2));
+        assert_eq!(pkeys, [0xffff, 0x8001]);
+        assert_eq!(u64::from_be(p3.port_guid), 0x23);
+        // SAFETY: `ca` was filled by fill_ca.
+        assert_eq!(unsafe { umad_release_ca(&mut ca) }, 0);
+        assert!(ca.ports.iter().all(|p| p.is_null()));
+    }
+
+    #[test]
     fn release_accepts_null_and_clamps_numports() {
         // SAFETY: NULL is refused.
         let (rc_ca, rc_port) = unsafe {
@@ -1122,7 +1166,7 @@ mod tests {
         assert_eq!(unsafe { umad_release_ca(&mut ca) }, 0);
         // SAFETY: all-zero is a valid umad_port_t.
         let mut port: umad_port_t = unsafe { core::mem::zeroed() };
-        port.pkeys = calloc_copy(&[0xffffu16, 0x8001]).unwrap();
+        port.pkeys = CBlock::copy_of(&[0xffffu16, 0x8001]).unwrap().into_raw();
         port.pkeys_size = 2;
         // SAFETY: `port.pkeys` is a calloc block owned by the port.
         assert_eq!(unsafe { umad_release_port(&mut port) }, 0);

@@ -4,9 +4,18 @@
 //! Every helper returns `None` for `NULL`, so each exported function decides in one place what
 //! a `NULL` argument means (libibumad's documented failure value, or a safe refusal where the
 //! C library would crash).
+//!
+//! The few libc calls the rest of the crate needs outside the exported functions (the C
+//! allocator, `opendir`, the `stderr` stream, thread cancellation, `atexit`) are wrapped here
+//! too, so that nothing else needs `unsafe`.
 
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::fmt;
+use core::marker::PhantomData;
+use core::mem::size_of;
+use core::ptr::NonNull;
+
+use crate::types::{umad_device_node, umad_port_t};
 
 /// The calling thread's `errno`.
 pub(crate) fn errno() -> c_int {
@@ -103,6 +112,173 @@ pub(crate) unsafe fn opt_bytes<'a>(p: *const c_void, len: usize) -> Option<&'a [
 pub(crate) unsafe fn opt_bytes_mut<'a>(p: *mut c_void, len: usize) -> Option<&'a mut [u8]> {
     // SAFETY: forwarded contract.
     unsafe { opt_slice_mut(p.cast::<u8>(), len) }
+}
+
+/// A shared reference from a C pointer: `None` for `NULL`.
+///
+/// # Safety
+/// `p` is `NULL` or valid and aligned for reads of a `T` holding a valid value, not written by
+/// anyone else during `'a`.
+pub(crate) unsafe fn opt_ref<'a, T>(p: *const T) -> Option<&'a T> {
+    // SAFETY: the caller's contract is exactly `as_ref`'s.
+    unsafe { p.as_ref() }
+}
+
+/// Plain C data for which all-zero bytes are a valid value (what `calloc` returns).
+///
+/// # Safety
+/// Every field is an integer, an array of them or a raw pointer (all-zero is `NULL`).
+pub(crate) unsafe trait Zeroable {}
+
+// SAFETY: integers, char arrays and a raw pointer (`pkeys`) only.
+unsafe impl Zeroable for umad_port_t {}
+// SAFETY: two raw pointers.
+unsafe impl Zeroable for umad_device_node {}
+
+/// One block from the C allocator (`calloc`), owned here and freed with `free` when dropped,
+/// until [`CBlock::into_raw`] hands it to C (which frees it with `free`).
+pub(crate) struct CBlock<T> {
+    ptr: NonNull<T>,
+    _owns: PhantomData<T>,
+}
+
+impl<T> CBlock<T> {
+    /// `calloc(n.max(1), sizeof(T))`: `None` when the allocation fails.
+    fn calloc(n: usize) -> Option<CBlock<T>> {
+        // SAFETY: calloc has no preconditions; a NULL result is handled.
+        let p = unsafe { libc::calloc(n.max(1), size_of::<T>()) }.cast::<T>();
+        NonNull::new(p).map(|ptr| CBlock {
+            ptr,
+            _owns: PhantomData,
+        })
+    }
+
+    /// The block's address (it stays owned here).
+    pub(crate) fn as_ptr(&self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+
+    /// Hands the block over: the caller (C) frees it with `free`.
+    pub(crate) fn into_raw(self) -> *mut T {
+        let p = self.ptr.as_ptr();
+        core::mem::forget(self);
+        p
+    }
+}
+
+impl<T: Copy> CBlock<T> {
+    /// A copy of `src` in a fresh block of at least one element (zeroed when `src` is empty),
+    /// as C callers `free()` it.
+    pub(crate) fn copy_of(src: &[T]) -> Option<CBlock<T>> {
+        let block = CBlock::calloc(src.len())?;
+        // SAFETY: the block holds at least `src.len()` elements of T (calloc aligns for any
+        // fundamental type) and is disjoint from `src`.
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), block.as_ptr(), src.len()) };
+        Some(block)
+    }
+}
+
+impl<T: Zeroable> CBlock<T> {
+    /// One zeroed `T`.
+    pub(crate) fn zeroed() -> Option<CBlock<T>> {
+        CBlock::calloc(1)
+    }
+
+    /// One zeroed `T` followed by a copy of `text` and a NUL, in one block
+    /// (`calloc(1, sizeof(T) + len + 1)`), and the address of the copy.
+    pub(crate) fn zeroed_with_text(text: &[u8]) -> Option<(CBlock<T>, *mut c_char)> {
+        let size = size_of::<T>().checked_add(text.len())?.checked_add(1)?;
+        // SAFETY: calloc has no preconditions; a NULL result is handled.
+        let p = unsafe { libc::calloc(1, size) }.cast::<T>();
+        let block = CBlock {
+            ptr: NonNull::new(p)?,
+            _owns: PhantomData,
+        };
+        // SAFETY: the block is `size` bytes long: the text fits right after the T, and the
+        // byte after it stays the NUL calloc put there.
+        let copy = unsafe { block.as_ptr().cast::<u8>().add(size_of::<T>()) };
+        // SAFETY: `copy` has room for `text.len()` bytes (above), disjoint from `text`.
+        unsafe { core::ptr::copy_nonoverlapping(text.as_ptr(), copy, text.len()) };
+        Some((block, copy.cast::<c_char>()))
+    }
+
+    /// The `T` in the block.
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        // SAFETY: the block holds a T (all-zero bytes are a valid one, `Zeroable`) owned
+        // exclusively by `self`.
+        unsafe { self.ptr.as_mut() }
+    }
+}
+
+impl<T> Drop for CBlock<T> {
+    fn drop(&mut self) {
+        // SAFETY: a calloc block owned by `self`, freed once.
+        unsafe { libc::free(self.ptr.as_ptr().cast()) };
+    }
+}
+
+/// Whether `opendir(path)` succeeds (the directory is closed again), through the libc symbol
+/// an interposer sees.
+pub(crate) fn dir_opens(path: &CStr) -> bool {
+    // SAFETY: `path` is NUL-terminated and outlives the call.
+    let dir = unsafe { libc::opendir(path.as_ptr()) };
+    if dir.is_null() {
+        return false;
+    }
+    // SAFETY: `dir` is a live DIR* from opendir, closed once.
+    unsafe { libc::closedir(dir) };
+    true
+}
+
+/// The process id (`getpid`).
+pub(crate) fn getpid() -> libc::pid_t {
+    // SAFETY: getpid has no preconditions.
+    unsafe { libc::getpid() }
+}
+
+extern "C" {
+    /// The C library's `stderr` stream: libibumad writes with `fprintf(stderr, …)`, so output
+    /// interleaves with the program's own stdio exactly as with the C library.
+    static mut stderr: *mut libc::FILE;
+}
+
+/// `fputs(text, stderr)` on the C library's `stderr` stream (nothing if it is `NULL`).
+pub(crate) fn fputs_stderr(text: &CStr) {
+    // SAFETY: reading the address of the C library's `stderr` variable, which glibc defines.
+    let stream = unsafe { core::ptr::addr_of!(stderr).read() };
+    if stream.is_null() {
+        return;
+    }
+    // SAFETY: `text` is NUL-terminated and `stream` is the live C stderr stream.
+    unsafe { libc::fputs(text.as_ptr(), stream) };
+}
+
+extern "C" {
+    fn pthread_setcancelstate(state: c_int, oldstate: *mut c_int) -> c_int;
+    fn pthread_testcancel();
+}
+
+/// `pthread_setcancelstate(state, &old)`: sets the calling thread's cancelability state and
+/// returns the previous one.
+pub(crate) fn set_cancel_state(state: c_int) -> c_int {
+    let mut old: c_int = 0;
+    // SAFETY: pthread_setcancelstate only stores the state; `old` is a valid int.
+    unsafe { pthread_setcancelstate(state, &mut old) };
+    old
+}
+
+/// `pthread_testcancel()`: a cancellation point. A cancelled thread unwinds from here without
+/// running destructors, so the caller's frame must hold no value with one (see
+/// `sim::cancellation_point`).
+pub(crate) fn testcancel() {
+    // SAFETY: pthread_testcancel has no preconditions; see the caller's obligation above.
+    unsafe { pthread_testcancel() };
+}
+
+/// `atexit(f)`: runs `f` at process exit.
+pub(crate) fn atexit(f: extern "C" fn()) {
+    // SAFETY: registers a plain `extern "C" fn()` without arguments, as atexit requires.
+    unsafe { libc::atexit(f) };
 }
 
 fn fits_isize<T>(len: usize) -> bool {
@@ -202,6 +378,7 @@ impl fmt::Display for Ptr {
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 mod tests {
     use super::*;
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use umad::abi::{field, HeaderLayout, MadAddrView, UserMadHeader, HDR_LEN};
 
-use crate::ffi::{opt_bytes, set_errno, strerror};
+use crate::ffi::{self, opt_bytes, set_errno, strerror};
 use crate::types::ib_mad_addr_t;
 
 /// `umaddebug`: 0 = only the three unconditional warnings, ≥ 1 traces, ≥ 2 also dumps every
@@ -92,26 +92,13 @@ pub(crate) fn abi_version() -> u32 {
     ABI_VERSION.load(Ordering::Relaxed) & !ABI_FAILED
 }
 
-extern "C" {
-    /// The C library's `stderr` stream: libibumad writes with `fprintf(stderr, …)`, so output
-    /// interleaves with the program's own stdio exactly as with the C library.
-    static mut stderr: *mut libc::FILE;
-}
-
 /// Prints one libibumad debug line: `ibwarn: [<pid>] <func>: <message>` and a newline, on the
 /// C `stderr` stream, in one call. `func` is the name of the C function that prints the line.
 pub(crate) fn ibwarn(func: &str, msg: fmt::Arguments<'_>) {
-    // SAFETY: getpid has no preconditions.
-    let pid = unsafe { libc::getpid() };
+    let pid = ffi::getpid();
     let line = format!("ibwarn: [{pid}] {func}: {msg}\n");
     let line = CString::new(line.replace('\0', "")).unwrap_or_default();
-    // SAFETY: reading the address of the C library's `stderr` variable, which glibc defines.
-    let stream = unsafe { core::ptr::addr_of!(stderr).read() };
-    if stream.is_null() {
-        return;
-    }
-    // SAFETY: `line` is NUL-terminated and `stream` is the live C stderr stream.
-    unsafe { libc::fputs(line.as_ptr(), stream) };
+    ffi::fputs_stderr(&line);
 }
 
 /// libibumad's `TRACE`/`DEBUG`: an [`ibwarn`] line only when the debug level is not 0.
@@ -132,6 +119,7 @@ pub(crate) use trace;
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_debug(level: c_int) -> c_int {
     if level >= 0 {
         DEBUG_LEVEL.store(level, Ordering::Relaxed);
@@ -146,6 +134,7 @@ pub unsafe extern "C" fn umad_debug(level: c_int) -> c_int {
 /// # Safety
 /// `addr` is `NULL` (nothing is printed) or points to a readable `ib_mad_addr_t` (44 bytes).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_addr_dump(addr: *mut ib_mad_addr_t) {
     // SAFETY: the caller guarantees `addr` is NULL or readable for 44 bytes.
     let Some(bytes) = (unsafe { opt_bytes(addr.cast::<c_void>(), field::addr::LEN) }) else {
@@ -163,6 +152,7 @@ pub unsafe extern "C" fn umad_addr_dump(addr: *mut ib_mad_addr_t) {
 /// `umad` is `NULL` (nothing is printed) or points to at least 64 readable bytes (a full
 /// `ib_user_mad_t` header).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_dump(umad: *mut c_void) {
     // SAFETY: the caller guarantees `umad` is NULL or readable for 64 bytes.
     let Some(bytes) = (unsafe { opt_bytes(umad, HDR_LEN) }) else {
@@ -213,6 +203,7 @@ fn addr_dump<T: AsRef<[u8]>>(a: &MadAddrView<T>) {
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 pub(crate) mod tests {
     use super::*;
     use std::sync::{Mutex, MutexGuard, PoisonError};

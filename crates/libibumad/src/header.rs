@@ -18,14 +18,9 @@ use crate::types::ib_mad_addr_t;
 const PKEY_END: usize = field::ADDR + field::addr::PKEY_INDEX.end;
 
 /// The common header fields (every field but `pkey_index`): a view of the first 56 bytes of a
-/// buffer.
-///
-/// # Safety
-/// `umad` is `NULL` or valid for reads and writes of 56 bytes, not otherwise accessed meanwhile.
-unsafe fn common_header<'a>(umad: *mut c_void) -> Option<UserMadHeader<&'a mut [u8]>> {
-    // SAFETY: forwarded contract.
-    let bytes = unsafe { opt_bytes_mut(umad, HDR_LEN_OLD) }?;
-    UserMadHeader::new_checked(bytes, HeaderLayout::Old).ok()
+/// buffer (`None` for `NULL`: pass `opt_bytes_mut(umad, HDR_LEN_OLD)`).
+fn common_header(bytes: Option<&mut [u8]>) -> Option<UserMadHeader<&mut [u8]>> {
+    UserMadHeader::new_checked(bytes?, HeaderLayout::Old).ok()
 }
 
 /// Where the MAD starts in `umad`: 64 bytes in with the P_Key-aware header, else 56.
@@ -34,6 +29,7 @@ unsafe fn common_header<'a>(umad: *mut c_void) -> Option<UserMadHeader<&'a mut [
 /// No preconditions: the pointer is only offset, never read (`NULL` gives `NULL + 56/64`, as in
 /// C).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_mad(umad: *mut c_void) -> *mut c_void {
     umad.cast::<u8>().wrapping_add(header_size()).cast()
 }
@@ -44,6 +40,7 @@ pub unsafe extern "C" fn umad_get_mad(umad: *mut c_void) -> *mut c_void {
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_size() -> libc::size_t {
     header_size()
 }
@@ -53,6 +50,7 @@ pub unsafe extern "C" fn umad_size() -> libc::size_t {
 /// # Safety
 /// `umad` is `NULL` (then `-EINVAL` is returned) or points to a readable header.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_status(umad: *mut c_void) -> c_int {
     // SAFETY: the caller guarantees `umad` is NULL or readable for the header.
     let Some(h) = (unsafe { opt_bytes(umad, field::STATUS.end) }) else {
@@ -66,6 +64,7 @@ pub unsafe extern "C" fn umad_status(umad: *mut c_void) -> c_int {
 /// # Safety
 /// No preconditions: the pointer is only offset, never read.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_mad_addr(umad: *mut c_void) -> *mut ib_mad_addr_t {
     umad.cast::<u8>().wrapping_add(field::ADDR).cast()
 }
@@ -78,6 +77,7 @@ pub unsafe extern "C" fn umad_get_mad_addr(umad: *mut c_void) -> *mut ib_mad_add
 /// `umad` is `NULL` (then `-EINVAL`) or valid for 56 writable bytes; `mad_addr` is `NULL` or
 /// points to a readable `ib_mad_addr_t` (it may lie inside `umad`).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_set_grh(umad: *mut c_void, mad_addr: *mut c_void) -> c_int {
     // Copy the source first: it may be the header's own address.
     // SAFETY: the caller guarantees `mad_addr` is NULL or readable for 44 bytes; the borrow
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn umad_set_grh(umad: *mut c_void, mad_addr: *mut c_void) 
         MadAddrView::new_checked(a).ok()
     });
     // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
-    let Some(mut h) = (unsafe { common_header(umad) }) else {
+    let Some(mut h) = common_header(unsafe { opt_bytes_mut(umad, HDR_LEN_OLD) }) else {
         return -libc::EINVAL;
     };
     let mut dst = h.addr_mut();
@@ -114,6 +114,7 @@ pub unsafe extern "C" fn umad_set_grh(umad: *mut c_void, mad_addr: *mut c_void) 
 /// # Safety
 /// `umad` is `NULL` (then `-EINVAL`) or valid for 56 writable bytes.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_set_addr(
     umad: *mut c_void,
     dlid: c_int,
@@ -131,7 +132,7 @@ pub unsafe extern "C" fn umad_set_addr(
         qkey as u32
     );
     // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
-    let Some(mut h) = (unsafe { common_header(umad) }) else {
+    let Some(mut h) = common_header(unsafe { opt_bytes_mut(umad, HDR_LEN_OLD) }) else {
         return -libc::EINVAL;
     };
     let mut a = h.addr_mut();
@@ -147,6 +148,7 @@ pub unsafe extern "C" fn umad_set_addr(
 /// # Safety
 /// `umad` is `NULL` (then `-EINVAL`) or valid for 56 writable bytes.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_set_addr_net(
     umad: *mut c_void,
     dlid: u16,
@@ -164,7 +166,7 @@ pub unsafe extern "C" fn umad_set_addr_net(
         u32::from_be(qkey)
     );
     // SAFETY: the caller guarantees `umad` is NULL or writable for 56 bytes.
-    let Some(mut h) = (unsafe { common_header(umad) }) else {
+    let Some(mut h) = common_header(unsafe { opt_bytes_mut(umad, HDR_LEN_OLD) }) else {
         return -libc::EINVAL;
     };
     let mut a = h.addr_mut();
@@ -181,6 +183,7 @@ pub unsafe extern "C" fn umad_set_addr_net(
 /// # Safety
 /// With the 64-byte header, `umad` is `NULL` (then `-EINVAL`) or valid for 64 writable bytes.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_set_pkey(umad: *mut c_void, pkey_index: c_int) -> c_int {
     if new_user_mad_api() {
         // SAFETY: the caller guarantees `umad` is NULL or writable for the 64-byte header.
@@ -199,6 +202,7 @@ pub unsafe extern "C" fn umad_set_pkey(umad: *mut c_void, pkey_index: c_int) -> 
 /// # Safety
 /// With the 64-byte header, `umad` is `NULL` (then `-EINVAL`) or valid for 64 readable bytes.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_pkey(umad: *mut c_void) -> c_int {
     if !new_user_mad_api() {
         return 0;
@@ -215,6 +219,7 @@ pub unsafe extern "C" fn umad_get_pkey(umad: *mut c_void) -> c_int {
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 mod tests {
     use super::*;
     use crate::global::set_new_user_mad_api;

@@ -39,10 +39,14 @@
 //!
 //! All `unsafe` is confined to the FFI boundary of this crate: raw pointers become references
 //! or slices once, through the helpers in `ffi`, and each `unsafe` block says why it is sound.
+//! The crate is `#![deny(unsafe_code)]`; only the exported functions, the `ffi` module (which
+//! also wraps the C allocator and the few libc calls the rest needs) and the tests, which call
+//! the C ABI as C does, allow it.
 //! Panics never unwind into C: the shared object is built with `panic = "abort"` (and the
 //! `capi` feature refuses to compile otherwise).
 
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
 #[cfg(all(feature = "capi", not(panic = "abort"), not(test)))]
 compile_error!(
@@ -51,6 +55,7 @@ compile_error!(
 );
 
 mod dev;
+#[allow(unsafe_code)] // the boundary: raw pointers become references here, once
 mod ffi;
 mod sim;
 

@@ -5,7 +5,7 @@
 //! (the libc `open`/`read`/`write`/`poll`/`ioctl`/`close` symbols, which ibsim's umad2sim
 //! interposes).
 
-use core::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_int, c_void, CStr};
 
 use umad::abi::{field, UserMadHeader, HDR_LEN};
 use umad::device::DevFile;
@@ -20,14 +20,9 @@ use crate::global::{
 /// libibumad's `do_umad_open_port` (HEAD), shared by both open functions. Its trace lines carry
 /// the name `umad_open_port`, as Debian's libibumad 44 (the library this one replaces there)
 /// prints them; HEAD renamed the function and so its traces.
-///
-/// # Safety
-/// `ca_name` is `NULL` or a C string.
-unsafe fn do_open(ca_name: *const c_char, portnum: c_int, enforce_smi: bool) -> c_int {
+fn do_open(name_in: Option<&CStr>, portnum: c_int, enforce_smi: bool) -> c_int {
     const FUNC: &str = "umad_open_port";
     let abi = abi_version();
-    // SAFETY: the caller guarantees `ca_name` is NULL or a C string.
-    let name_in = unsafe { opt_cstr(ca_name) };
     trace!(FUNC, "ca {} port {}", Str::c(name_in), portnum);
     if abi == 0 {
         return -libc::EOPNOTSUPP;
@@ -70,9 +65,10 @@ unsafe fn do_open(ca_name: *const c_char, portnum: c_int, enforce_smi: bool) -> 
 /// # Safety
 /// `ca_name` is `NULL` or a C string.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_open_port(ca_name: *const c_char, portnum: c_int) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_open(ca_name, portnum, false) }
+    // SAFETY: the caller guarantees `ca_name` is NULL or a C string.
+    do_open(unsafe { opt_cstr(ca_name) }, portnum, false)
 }
 
 /// [`umad_open_port`], but the default selection skips ports without an SMI (the
@@ -82,9 +78,10 @@ pub unsafe extern "C" fn umad_open_port(ca_name: *const c_char, portnum: c_int) 
 /// # Safety
 /// `ca_name` is `NULL` or a C string.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_open_smi_port(ca_name: *const c_char, portnum: c_int) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_open(ca_name, portnum, true) }
+    // SAFETY: the caller guarantees `ca_name` is NULL or a C string.
+    do_open(unsafe { opt_cstr(ca_name) }, portnum, true)
 }
 
 /// Closes a port (its agents are unregistered by the kernel). Always returns 0; `errno` says
@@ -94,10 +91,13 @@ pub unsafe extern "C" fn umad_open_smi_port(ca_name: *const c_char, portnum: c_i
 /// `portid` is a descriptor from [`umad_open_port`] that is not used afterwards (as with
 /// `close`).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_close_port(portid: c_int) -> c_int {
-    // SAFETY: the caller hands over `portid`, as with close(2); the result is ignored as in C
-    // (errno keeps the reason).
-    let _ = unsafe { dev::close(portid) };
+    if !dev::close_sim(portid) {
+        // SAFETY: the caller hands over `portid`, as with close(2); the result is ignored as
+        // in C (errno keeps the reason).
+        let _ = unsafe { umad::raw::close(portid) };
+    }
     trace!("umad_close_port", "closed fd {}", portid);
     0
 }
@@ -112,6 +112,7 @@ pub unsafe extern "C" fn umad_close_port(portid: c_int) -> c_int {
 /// `umad` is `NULL` (then `-EINVAL`) or a writable buffer of `umad_size() + length` bytes
 /// (its header's `agent_id`, `timeout_ms` and `retries` are written).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_send(
     portid: c_int,
     agentid: c_int,
@@ -183,6 +184,7 @@ pub unsafe extern "C" fn umad_send(
 /// `umad` is `NULL` or a writable buffer of `umad_size() + *length` bytes; `length` is `NULL`
 /// or points to a writable `int`.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_recv(
     portid: c_int,
     umad: *mut c_void,
@@ -277,6 +279,7 @@ pub unsafe extern "C" fn umad_recv(
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_poll(portid: c_int, timeout_ms: c_int) -> c_int {
     trace!("umad_poll", "fd {} timeout {}", portid, timeout_ms as u32);
     dev::poll(portid, timeout_ms)
@@ -287,12 +290,14 @@ pub unsafe extern "C" fn umad_poll(portid: c_int, timeout_ms: c_int) -> c_int {
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_get_fd(portid: c_int) -> c_int {
     trace!("umad_get_fd", "fd {}", portid);
     portid
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 mod tests {
     use super::*;
     use crate::global::set_new_user_mad_api;

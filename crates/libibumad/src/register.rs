@@ -17,14 +17,11 @@ fn qpn_for(mgmt_class: c_int) -> u8 {
     u8::from(!(mgmt_class == 0x01 || mgmt_class == 0x81))
 }
 
-/// The 128-bit method mask from a C `long[2]` (zero for `NULL`), as its two 64-bit words.
-///
-/// # Safety
-/// `mask` is `NULL` or readable for 16 bytes.
-unsafe fn method_mask_words(mask: *const c_long) -> [u64; 2] {
+/// The 128-bit method mask from the 16 bytes of a C `long[2]` (zero for `NULL`: pass
+/// `opt_bytes(mask, 16)`), as its two 64-bit words.
+fn method_mask_words(mask: Option<&[u8]>) -> [u64; 2] {
     let mut words = [0u64; 2];
-    // SAFETY: the caller guarantees `mask` is NULL or readable for 16 bytes.
-    if let Some(bytes) = unsafe { opt_bytes(mask.cast::<c_void>(), 16) } {
+    if let Some(bytes) = mask {
         for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
             let mut x = [0u8; 8];
             x.copy_from_slice(b);
@@ -43,6 +40,7 @@ unsafe fn method_mask_words(mask: *const c_long) -> [u64; 2] {
 /// # Safety
 /// `method_mask` is `NULL` or readable for 16 bytes (`long[2]`).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_register(
     portid: c_int,
     mgmt_class: c_int,
@@ -66,7 +64,7 @@ pub unsafe extern "C" fn umad_register(
         class_version: mgmt_version as u8,
         flags: 0,
         // SAFETY: the caller guarantees `method_mask` is NULL or readable for 16 bytes.
-        method_mask: unsafe { method_mask_words(method_mask) },
+        method_mask: method_mask_words(unsafe { opt_bytes(method_mask.cast::<c_void>(), 16) }),
         oui: OPENIB_OUI,
         rmpp_version,
     };
@@ -103,6 +101,7 @@ pub unsafe extern "C" fn umad_register(
 /// # Safety
 /// `oui` is `NULL` or readable for 3 bytes; `method_mask` is `NULL` or readable for 16 bytes.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_register_oui(
     portid: c_int,
     mgmt_class: c_int,
@@ -144,7 +143,7 @@ pub unsafe extern "C" fn umad_register_oui(
         class_version: 1,
         flags: 0,
         // SAFETY: the caller guarantees `method_mask` is NULL or readable for 16 bytes.
-        method_mask: unsafe { method_mask_words(method_mask) },
+        method_mask: method_mask_words(unsafe { opt_bytes(method_mask.cast::<c_void>(), 16) }),
         oui: u32::from_be_bytes([0, o0, o1, o2]),
         rmpp_version,
     };
@@ -190,6 +189,7 @@ pub unsafe extern "C" fn umad_register_oui(
 /// `attr` is `NULL` or points to a writable, aligned `struct umad_reg_attr`; `agent_id` is
 /// `NULL` or points to a writable `uint32_t`.
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_register2(
     port_fd: c_int,
     attr: *mut umad_reg_attr,
@@ -283,6 +283,7 @@ pub unsafe extern "C" fn umad_register2(
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_unregister(portid: c_int, agentid: c_int) -> c_int {
     trace!(
         "umad_unregister",
@@ -297,6 +298,7 @@ pub unsafe extern "C" fn umad_unregister(portid: c_int, agentid: c_int) -> c_int
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 mod tests {
     use super::*;
 
@@ -313,10 +315,9 @@ mod tests {
     fn method_mask_bytes() {
         let mask: [c_long; 2] = [0x8000_0000_0000_0002u64 as c_long, 1];
         // SAFETY: `mask` is readable for 16 bytes.
-        let w = unsafe { method_mask_words(mask.as_ptr()) };
+        let w = method_mask_words(unsafe { opt_bytes(mask.as_ptr().cast(), 16) });
         assert_eq!(w, [0x8000_0000_0000_0002, 1]);
-        // SAFETY: NULL is a zero mask.
-        assert_eq!(unsafe { method_mask_words(core::ptr::null()) }, [0; 2]);
+        assert_eq!(method_mask_words(None), [0; 2]);
     }
 
     #[test]

@@ -32,6 +32,7 @@ use std::time::Duration;
 use umad::device::Ca;
 use umad::{AgentId, AgentSpec, IbsimOptions, Issm, Port};
 
+use crate::ffi;
 use crate::global::{ibwarn, trace};
 
 /// What `umad_get_issm_path` hands out under `UMAD_IBSIM`: a path whose `open` succeeds (opensm
@@ -166,9 +167,8 @@ fn connect(env: &SimEnv) -> umad::Result<Arc<SimPort>> {
 /// The session, created (with its exit handler) on first use.
 fn started(guard: &mut Option<Session>) -> &mut Session {
     guard.get_or_insert_with(|| {
-        // SAFETY: registers a plain `extern "C" fn()` without arguments, as atexit requires;
-        // it only takes the session out of its mutex and drops it.
-        unsafe { libc::atexit(close_all_at_exit) };
+        // The handler only takes the session out of its mutex and drops it.
+        ffi::atexit(close_all_at_exit);
         Session {
             pid: std::process::id(),
             ports: BTreeMap::new(),
@@ -227,35 +227,26 @@ pub(crate) fn ca(env: &SimEnv) -> umad::Result<Ca> {
     conn.port.ca()
 }
 
-extern "C" {
-    fn pthread_setcancelstate(state: c_int, oldstate: *mut c_int) -> c_int;
-    fn pthread_testcancel();
-}
-
 /// glibc's `PTHREAD_CANCEL_DISABLE`.
 const PTHREAD_CANCEL_DISABLE: c_int = 1;
 
 /// Runs `f` with the calling thread's cancellation disabled (restored afterwards), so no
 /// cancellation point inside — a socket call, a lock — can unwind through Rust frames.
 pub(crate) fn no_cancel<T>(f: impl FnOnce() -> T) -> T {
-    let mut old: c_int = 0;
-    // SAFETY: pthread_setcancelstate only stores the state; `old` is a valid int.
-    unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut old) };
+    let old = ffi::set_cancel_state(PTHREAD_CANCEL_DISABLE);
     let r = f();
-    let mut ignored: c_int = 0;
-    // SAFETY: as above, restoring the caller's state.
-    unsafe { pthread_setcancelstate(old, &mut ignored) };
+    ffi::set_cancel_state(old);
     r
 }
 
 /// A cancellation point for the waits between slices. The caller's frame must hold no value
 /// with a destructor: a cancelled thread unwinds from here without running any.
 pub(crate) fn cancellation_point() {
-    // SAFETY: pthread_testcancel has no preconditions; see the caller's obligation above.
-    unsafe { pthread_testcancel() };
+    ffi::testcancel();
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 mod tests {
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;

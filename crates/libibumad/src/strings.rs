@@ -34,6 +34,7 @@ fn c_text(text: &'static str) -> *const c_char {
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_class_str(mgmt_class: u8) -> *const c_char {
     c_text(ibmad::names::class_str(mgmt_class))
 }
@@ -44,6 +45,7 @@ pub unsafe extern "C" fn umad_class_str(mgmt_class: u8) -> *const c_char {
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_method_str(mgmt_class: u8, method: u8) -> *const c_char {
     c_text(ibmad::names::method_str(mgmt_class, method))
 }
@@ -55,6 +57,7 @@ pub unsafe extern "C" fn umad_method_str(mgmt_class: u8, method: u8) -> *const c
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_attribute_str(mgmt_class: u8, attr_id: u16) -> *const c_char {
     c_text(ibmad::names::attribute_str(
         mgmt_class,
@@ -68,6 +71,7 @@ pub unsafe extern "C" fn umad_attribute_str(mgmt_class: u8, attr_id: u16) -> *co
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_common_mad_status_str(status: u16) -> *const c_char {
     c_text(ibmad::names::common_mad_status_str(u16::from_be(status)))
 }
@@ -78,11 +82,13 @@ pub unsafe extern "C" fn umad_common_mad_status_str(status: u16) -> *const c_cha
 /// # Safety
 /// No preconditions (unsafe only as part of the C ABI).
 #[no_mangle]
+#[allow(unsafe_code)] // the C ABI
 pub unsafe extern "C" fn umad_sa_mad_status_str(status: u16) -> *const c_char {
     c_text(ibmad::names::sa_mad_status_str(u16::from_be(status)))
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 mod tests {
     use super::*;
 

@@ -200,6 +200,7 @@ pub struct umad_ca_pair {
 }
 
 #[cfg(test)]
+#[allow(unsafe_code)] // the tests call the C ABI as C does
 mod tests {
     use super::*;
     use core::mem::{align_of, offset_of, size_of};
