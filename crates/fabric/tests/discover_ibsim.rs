@@ -812,12 +812,12 @@ fn a_fabric_that_goes_silent_ends_the_walk_within_a_request_budget() {
             sent: AtomicUsize::new(0),
             cut_at: std::sync::Mutex::new(None),
         });
-        let layer = umad::layer::MadLayer::new(
+        let port = Port::from_carrier(
             Box::new(ArcCarrier(carrier.clone())),
             umad::layer::LayerConfig::default(),
         )
         .expect("layer");
-        let d = discover(Port::from_transport(Box::new(layer)), &opts).expect("discover");
+        let d = discover(port, &opts).expect("discover");
         let ended = Instant::now();
         let cut_at = carrier
             .cut_at

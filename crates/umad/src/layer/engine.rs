@@ -4,7 +4,7 @@
 //! [`Engine`] holds the agents, the requests waiting for responses, the RMPP transfers in
 //! both directions and the queue of MADs for the application. It does no I/O and reads no
 //! clock: every call takes `now`, packets to send pile up in an outbox, and the caller
-//! (the progress thread of [`MadLayer`](super::MadLayer), or a scripted test peer) carries them.
+//! (the port's driver, [`Port::from_carrier`](crate::Port::from_carrier), or a scripted test peer) carries them.
 //!
 //! The rules, from Linux (`drivers/infiniband/core/mad.c`, `mad_rmpp.c`):
 //! * requests get the agent id in TID bits 32..47; responses (and RMPP segments of

@@ -2,26 +2,24 @@
 //! transports that carry bare packets.
 //!
 //! ```text
-//!   Port ── MadLayer (Transport) ── Engine: agents, TIDs, timeouts/retries, RMPP
-//!                 │  progress thread: reads packets, fires timers, sends ACKs
-//!                 └── Carrier: 256-byte packets (native ibsim client; later the in-process sim)
+//!   Port (the driver: one lock, one reader role, the progress thread)
+//!     ├── rpc::core::Core: flights, windows, TIDs, deadlines
+//!     ├── routing: transactions, receive queue
+//!     └── layer::Engine: agents, TIDs, timeouts/retries, RMPP
+//!           └── Carrier: 256-byte packets (native ibsim client; later the in-process sim)
 //! ```
 //!
-//! A [`Carrier`] moves single 256-byte MADs with an address; [`MadLayer`] puts the kernel's
-//! semantics on top (see [`engine`]) and is a [`Transport`](crate::Transport), so a [`Port`](crate::Port)
-//! over it behaves as one over `/dev/infiniband/umadN`: agents with ids, whole RMPP messages
-//! of any length in both directions, requests that end in a response or an `ETIMEDOUT`
-//! report. A thread per layer makes progress on its own — it drains the carrier, fires
-//! timers, sends ACKs and windows — while the application is not inside `recv`, as the
-//! kernel does. Its [`raw_fd`](crate::Transport::raw_fd) is an eventfd that polls readable exactly
-//! while a MAD is queued for the application.
-//!
-//! The fast path costs no thread hand-off: a thread that sends carries its packets itself,
-//! and a thread waiting in `recv` reads the carrier itself (one at a time: the *reader*),
-//! spinning briefly ([`LayerConfig::spin`]) before it sleeps while requests are out, so a
-//! pipelined client keeps pace with a fabric that answers one packet at a time. While
-//! application threads read, the progress thread watches only its timers and wake-ups; it
-//! takes the carrier back [`APP_READ_GRACE`] after the last application read ends.
+//! A [`Carrier`] moves single 256-byte MADs with an address; the [`Engine`] puts the kernel's
+//! semantics on top, as a sans-IO state machine (every call takes `now`; packets pile up in
+//! its outbox). [`Port::from_carrier`](crate::Port::from_carrier) runs it under the port's
+//! lock, so a port over a carrier behaves as one over `/dev/infiniband/umadN`: agents with
+//! ids, whole RMPP messages of any length in both directions, requests that end in a response
+//! or an `ETIMEDOUT` report. The port's progress thread makes progress on its own — it drains
+//! the carrier, fires timers, sends ACKs and windows — while no thread is inside the port, as
+//! the kernel does; the port's descriptor is an eventfd that polls readable exactly while a
+//! MAD is queued for the application. The threads that use the port do the I/O otherwise
+//! (see `port/layer.rs`): no thread hand-off on the fast path; the progress thread takes the
+//! carrier back [`APP_READ_GRACE`] after the last application read ends.
 
 use std::fmt;
 use std::os::unix::io::RawFd;
@@ -31,12 +29,11 @@ use crate::device::Ca;
 use crate::transport::Issm;
 use crate::Result;
 
-mod driver;
 pub mod engine;
 #[cfg(test)]
 mod tests;
 
-pub use driver::{MadLayer, APP_READ_GRACE};
+pub use crate::port::APP_READ_GRACE;
 pub use engine::{Engine, LayerConfig, LayerStats};
 
 /// One MAD on the wire, as a [`Carrier`] moves it.
@@ -54,7 +51,7 @@ pub struct Packet {
     pub status: u32,
 }
 
-/// What carries single MAD packets for a [`MadLayer`]: implement it to plug in a fabric.
+/// What carries single MAD packets for a port over the MAD layer ([`Port::from_carrier`](crate::Port::from_carrier)): implement it to plug in a fabric.
 pub trait Carrier: Send + Sync + fmt::Debug {
     /// Name of the CA this carrier is attached to.
     fn ca_name(&self) -> &str;

@@ -943,28 +943,19 @@ impl super::Carrier for Congested {
 
 #[test]
 fn a_carrier_without_room_is_back_pressure_not_a_failure() {
-    use crate::transport::Transport;
     let carrier = Congested {
         refuse: std::sync::Mutex::new(3),
         sent: std::sync::Mutex::new(Vec::new()),
         inbox: std::sync::Mutex::new(std::collections::VecDeque::new()),
         ready: crate::sys::EventFlag::new().unwrap(),
     };
-    let layer = super::MadLayer::new(Box::new(carrier), LayerConfig::default()).unwrap();
+    let layer = crate::Port::from_carrier(Box::new(carrier), LayerConfig::default()).unwrap();
     let agent = layer.register(&AgentSpec::new(0x04, 1)).unwrap();
     for tid in 0..5u32 {
         let mut req = vec![0u8; 256];
         req[..4].copy_from_slice(&[1, 0x04, 1, 1]);
         req[12..16].copy_from_slice(&tid.to_be_bytes());
-        layer
-            .send(&Outgoing {
-                agent,
-                mad: &req,
-                addr: to_b(),
-                timeout_ms: 5000,
-                retries: 0,
-            })
-            .unwrap();
+        layer.send(agent, &req, &to_b(), 5000, 0).unwrap();
     }
     let mut tids = Vec::new();
     while tids.len() < 5 {
@@ -1026,11 +1017,11 @@ fn get(tid: u32) -> Vec<u8> {
 /// request is carried once and every answer reaches the application once.
 #[test]
 fn many_threads_send_and_read_through_one_layer() {
-    use crate::transport::Transport;
     const THREADS: u32 = 8;
     const EACH: u32 = 300;
     let carrier = echo();
-    let layer = super::MadLayer::new(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
+    let layer =
+        crate::Port::from_carrier(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
     let agent = layer.register(&AgentSpec::new(0x04, 1)).unwrap();
     let got = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
@@ -1039,14 +1030,7 @@ fn many_threads_send_and_read_through_one_layer() {
             s.spawn(move || {
                 for i in 0..EACH {
                     let req = get(t * EACH + i);
-                    let out = Outgoing {
-                        agent,
-                        mad: &req,
-                        addr: to_b(),
-                        timeout_ms: 10_000,
-                        retries: 0,
-                    };
-                    layer.send(&out).unwrap();
+                    layer.send(agent, &req, &to_b(), 10_000, 0).unwrap();
                     // Some answers are read by another thread: take whatever comes.
                     if let Some(r) = layer.recv_fit(Some(Duration::from_millis(1)), 256).unwrap() {
                         got.lock().unwrap().push(r);
@@ -1083,24 +1067,16 @@ fn many_threads_send_and_read_through_one_layer() {
 /// that arrives later raises the layer's descriptor with nobody inside `recv`.
 #[test]
 fn the_progress_thread_takes_the_carrier_back() {
-    use crate::transport::Transport;
     let carrier = echo();
-    let layer = super::MadLayer::new(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
+    let layer =
+        crate::Port::from_carrier(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
     let client = layer.register(&AgentSpec::new(0x04, 1)).unwrap();
     let server = layer
         .register(&AgentSpec::new(0x04, 1).methods(MethodMask::of(&[1])))
         .unwrap();
     assert_ne!(client, server);
     // One transaction: this thread reads the carrier itself.
-    layer
-        .send(&Outgoing {
-            agent: client,
-            mad: &get(7),
-            addr: to_b(),
-            timeout_ms: 10_000,
-            retries: 0,
-        })
-        .unwrap();
+    layer.send(client, &get(7), &to_b(), 10_000, 0).unwrap();
     let r = layer
         .recv_fit(Some(Duration::from_secs(5)), 256)
         .unwrap()
@@ -1115,32 +1091,23 @@ fn the_progress_thread_takes_the_carrier_back() {
         status: 0,
     });
     carrier.ready.raise();
-    let readable = crate::sys::poll_in(layer.raw_fd(), 5000).unwrap();
+    let readable =
+        crate::sys::poll_in(std::os::unix::io::AsRawFd::as_raw_fd(&layer), 5000).unwrap();
     assert!(readable, "the progress thread delivered the late MAD");
     let r = layer.recv_fit(Some(Duration::ZERO), 256).unwrap().unwrap();
     assert_eq!(r.agent, server);
     assert_eq!(u32::from_be_bytes(r.mad[12..16].try_into().unwrap()), 99);
 }
 
-/// Deferred sends leave in order at the flush; ones never flushed are carried by the
-/// progress thread on its own.
+/// What an engine launches in one go (a window's worth of requests through the port's
+/// driver) leaves in order, carried by the thread that submitted it, and every request ends.
 #[test]
-fn deferred_sends_leave_at_the_flush_or_by_themselves() {
-    use crate::transport::Transport;
+fn a_window_of_requests_leaves_in_order() {
+    use crate::rpc::{Request, Rpc, Window};
     let carrier = echo();
-    let layer = super::MadLayer::new(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
-    let agent = layer.register(&AgentSpec::new(0x04, 1)).unwrap();
-    let send = |tid: u32| {
-        layer
-            .send_deferred(&Outgoing {
-                agent,
-                mad: &get(tid),
-                addr: to_b(),
-                timeout_ms: 10_000,
-                retries: 0,
-            })
-            .unwrap()
-    };
+    let port =
+        crate::Port::from_carrier(Box::new(carrier.clone()), LayerConfig::default()).unwrap();
+    let rpc = Rpc::with_window(port, Window::of(20));
     let sent_tids = || -> Vec<u32> {
         carrier
             .sent
@@ -1150,23 +1117,23 @@ fn deferred_sends_leave_at_the_flush_or_by_themselves() {
             .map(|p| u32::from_be_bytes(p.mad[12..16].try_into().unwrap()))
             .collect()
     };
-    (0..10).for_each(send);
-    layer.flush().unwrap();
-    assert_eq!(sent_tids(), (0..10).collect::<Vec<_>>());
-    for _ in 0..10 {
-        layer
-            .recv_fit(Some(Duration::from_secs(5)), 256)
-            .unwrap()
-            .expect("answered");
+    for i in 0..20 {
+        let r = Request::new(get(1000 + i), to_b()).timeout(Duration::from_secs(10));
+        rpc.submit(r).unwrap();
     }
-    // No flush: the progress thread carries them (at most a grace period after the last
-    // application read).
-    (10..20).for_each(send);
-    let until = Instant::now() + Duration::from_secs(5);
-    while sent_tids().len() < 20 && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(1));
+    let sent = sent_tids();
+    assert_eq!(
+        sent.len(),
+        20,
+        "carried by the submitting thread, before any read"
+    );
+    assert!(sent.windows(2).all(|w| w[0] < w[1]), "in order: {sent:?}");
+    let mut answered = 0;
+    while let Some(c) = rpc.next(Some(Duration::from_secs(5))).unwrap() {
+        assert!(c.outcome.response().is_some(), "{:?}", c.outcome);
+        answered += 1;
     }
-    assert_eq!(sent_tids(), (0..20).collect::<Vec<_>>());
+    assert_eq!(answered, 20);
 }
 
 #[test]

@@ -18,7 +18,8 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::os::unix::io::{AsRawFd, RawFd};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::addr::MadAddr;
@@ -26,11 +27,17 @@ use crate::agent::{AgentId, AgentSpec};
 use crate::carrier::ibsim::{IbsimCarrier, IbsimOptions};
 use crate::device::{Ca, Devices};
 use crate::hash::FastMap as HashMap;
-use crate::layer::{LayerConfig, MadLayer};
+use crate::layer::{Carrier, LayerConfig, LayerStats};
 use crate::rpc::core::{Core, Outbox, Transmit};
 use crate::transport::kernel::KernelTransport;
-use crate::transport::{deadline, Issm, Outgoing, Received, Transport, STATUS_TIMEOUT};
+use crate::transport::{
+    deadline, Issm, Outgoing, Received, Transport, TransportKind, STATUS_TIMEOUT,
+};
+
+mod layer;
 use crate::{Error, Result};
+pub use layer::APP_READ_GRACE;
+use layer::{LayerState, Link};
 
 /// The longest one reader waits inside the transport before handing the reader role back, so
 /// that [`Port::unregister`] (which waits for the read in progress) is never held up longer.
@@ -107,6 +114,8 @@ struct Mux {
     /// MAD buffers given back by [`Port::recv_into`] and [`Port::transact_into`], for the
     /// reader to read into (at most [`FREE_BUFFERS`]).
     free: Vec<Vec<u8>>,
+    /// On a carrier: the MAD layer's engine and its progress thread's state.
+    layer: Option<LayerState>,
 }
 
 /// How the reader reads when no transaction waits (when one does, it always takes every MAD
@@ -234,18 +243,44 @@ fn reply_key(r: &Received) -> Option<Key> {
 /// [module docs](self) for how receiving is shared). Dropping the port unregisters its agents
 /// and closes it.
 pub struct Port {
-    transport: Box<dyn Transport>,
-    /// Who is reading, waiting transactions, the receive queue.
+    shared: Arc<Shared>,
+    /// On a carrier: the MAD layer's progress thread.
+    progress: Option<JoinHandle<()>>,
+}
+
+/// What the port's threads share (the progress thread too, on a carrier).
+struct Shared {
+    io: Io,
+    /// Who is reading, waiting transactions, the receive queue, the engines (the port's one
+    /// lock).
     mux: Mutex<Mux>,
     /// Signalled whenever a read ends (with or without a MAD) and on unregister.
     changed: Condvar,
+}
+
+/// What carries the port's MADs.
+#[derive(Debug)]
+enum Io {
+    /// A transport (the kernel's device, a test's own) that does agents, timeouts and RMPP.
+    Transport(Box<dyn Transport>),
+    /// A packet carrier under the MAD layer's engine, which runs under the port's lock.
+    Layer(Link),
+}
+
+impl Drop for Port {
+    fn drop(&mut self) {
+        if let Some(t) = self.progress.take() {
+            self.shared.layer_stop();
+            let _ = t.join();
+        }
+    }
 }
 
 impl fmt::Debug for Port {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mux = self.mux();
         f.debug_struct("Port")
-            .field("transport", &self.transport)
+            .field("io", &self.shared.io)
             .field("waiting", &mux.waiting.len())
             .field("queued", &mux.queue.len())
             .field("dropped", &mux.dropped)
@@ -343,8 +378,13 @@ impl Port {
 
     /// Which kind of transport this port is on (the kernel device or the user-space MAD
     /// layer over ibsim, …).
-    pub fn transport_kind(&self) -> crate::transport::TransportKind {
-        self.transport.kind()
+    pub fn transport_kind(&self) -> TransportKind {
+        match &self.shared.io {
+            Io::Transport(t) => t.kind(),
+            Io::Layer(l) => TransportKind::MadLayer {
+                carrier: l.carrier.name(),
+            },
+        }
     }
 
     /// Opens a port through the kernel's umad devices found under `devices`' paths.
@@ -358,40 +398,83 @@ impl Port {
     /// timeouts, RMPP) over ibsim's packet sockets.
     pub fn open_ibsim(opts: &IbsimOptions) -> Result<Port> {
         let carrier = IbsimCarrier::connect(opts)?;
-        Ok(Port::from_transport(Box::new(MadLayer::new(
-            Box::new(carrier),
-            LayerConfig::default(),
-        )?)))
+        Port::from_carrier(Box::new(carrier), LayerConfig::default())
     }
 
     /// A port over any transport.
     pub fn from_transport(transport: Box<dyn Transport>) -> Port {
         Port {
-            transport,
-            mux: Mutex::new(Mux::default()),
-            changed: Condvar::new(),
+            shared: Arc::new(Shared {
+                io: Io::Transport(transport),
+                mux: Mutex::new(Mux::default()),
+                changed: Condvar::new(),
+            }),
+            progress: None,
         }
+    }
+
+    /// A port over a packet carrier: the user-space MAD layer (agents, TIDs, timeouts,
+    /// retries, RMPP: what the kernel's MAD layer does) runs under the port's lock, driven
+    /// by the threads that use the port and, while none is inside, by a progress thread of
+    /// the port's own (timers, ACKs, unsolicited MADs).
+    pub fn from_carrier(carrier: Box<dyn Carrier>, cfg: LayerConfig) -> Result<Port> {
+        let (link, state) = Link::new(carrier, cfg)?;
+        let shared = Arc::new(Shared {
+            io: Io::Layer(link),
+            mux: Mutex::new(Mux {
+                layer: Some(state),
+                ..Mux::default()
+            }),
+            changed: Condvar::new(),
+        });
+        let s = shared.clone();
+        let progress = std::thread::Builder::new()
+            .name("umad-mad-layer".into())
+            .spawn(move || s.layer_run())
+            .map_err(|e| Error::Failed {
+                ca: shared.ca_name().to_string(),
+                port: shared.port_num(),
+                reason: format!("cannot start the MAD layer's thread: {e}"),
+                errno: e.raw_os_error().unwrap_or(libc::EAGAIN),
+            })?;
+        Ok(Port {
+            shared,
+            progress: Some(progress),
+        })
+    }
+
+    /// The MAD layer's counters (drops, segments, retransmissions), on a carrier-backed port.
+    pub fn layer_stats(&self) -> Option<LayerStats> {
+        matches!(self.shared.io, Io::Layer(_)).then(|| self.shared.layer_stats())
     }
 
     /// The transport's never-hang slack ([`Transport::transact_slack`]).
     pub(crate) fn transact_slack(&self) -> Duration {
-        self.transport.transact_slack()
+        match &self.shared.io {
+            Io::Transport(t) => t.transact_slack(),
+            // The engine ends every request itself (reply, report or the reassembly limit),
+            // and keeps one alive while its RMPP answer arrives: give it that long.
+            Io::Layer(_) => self.shared.layer_slack(),
+        }
     }
 
     /// The CA's name.
     pub fn ca_name(&self) -> &str {
-        self.transport.ca_name()
+        self.shared.ca_name()
     }
 
     /// The port number (0 on a switch).
     pub fn port_num(&self) -> u32 {
-        self.transport.port_num()
+        self.shared.port_num()
     }
 
     /// Describes the CA this port belongs to (read now, not cached).
     #[doc(alias = "umad_get_ca")]
     pub fn ca(&self) -> Result<Ca> {
-        self.transport.ca()
+        match &self.shared.io {
+            Io::Transport(t) => t.ca(),
+            Io::Layer(l) => l.carrier.ca(),
+        }
     }
 
     /// Registers an agent. Fails with [`Error::TooManyAgents`]
@@ -400,14 +483,20 @@ impl Port {
     #[doc(alias = "umad_register_oui")]
     #[doc(alias = "umad_register2")]
     pub fn register(&self, spec: &AgentSpec) -> Result<AgentId> {
-        self.transport.register(spec)
+        match &self.shared.io {
+            Io::Transport(t) => t.register(spec),
+            Io::Layer(_) => self.shared.layer_register(spec),
+        }
     }
 
     /// Unregisters an agent. MADs queued for it are discarded, and a [`Port::transact`] still
     /// waiting on it ends with [`Error::BadAgent`].
     #[doc(alias = "umad_unregister")]
     pub fn unregister(&self, agent: AgentId) -> Result<()> {
-        self.transport.unregister(agent)?;
+        match &self.shared.io {
+            Io::Transport(t) => t.unregister(agent)?,
+            Io::Layer(_) => self.shared.layer_unregister(agent)?,
+        }
         let mut mux = self.mux();
         // A read in progress may hold one of its MADs: let it be routed first. It ends within
         // READ_SLICE, and the transport delivers nothing for the agent after this (later
@@ -433,13 +522,23 @@ impl Port {
         timeout_ms: u32,
         retries: u32,
     ) -> Result<()> {
-        self.transport.send(&Outgoing {
+        let out = Outgoing {
             agent,
             mad,
             addr: *addr,
             timeout_ms,
             retries,
-        })
+        };
+        match &self.shared.io {
+            Io::Transport(t) => t.send(&out),
+            Io::Layer(_) => {
+                let (mut refused, carried) = self.shared.layer_send(std::iter::once(out));
+                match refused.pop() {
+                    Some((_, e)) => Err(e),
+                    None => carried,
+                }
+            }
+        }
     }
 
     /// Takes the next MAD, waiting up to `timeout` (`None` = forever, zero = don't wait).
@@ -578,7 +677,7 @@ impl Port {
         let _claim = self.claim(key)?;
         self.send(agent, mad, addr, timeout_ms.max(1), retries)?;
         let budget = Duration::from_millis(u64::from(timeout_ms.max(1)) * (u64::from(retries) + 1))
-            + self.transport.transact_slack();
+            + self.transact_slack();
         let answer = self.wait(deadline(Some(budget)), ReadFor::Route, |mux, _| {
             match mux.waiting.get(&key)? {
                 Slot::Waiting => None,
@@ -619,13 +718,16 @@ impl Port {
     /// blocks while another process holds it.
     #[doc(alias = "umad_get_issm_path")]
     pub fn issm(&self) -> Result<Issm> {
-        self.transport.issm()
+        match &self.shared.io {
+            Io::Transport(t) => t.issm(),
+            Io::Layer(l) => l.carrier.issm(),
+        }
     }
 
     /// Registers an agent for the engine `owner`: every MAD read for it goes to that
     /// engine's state machine.
     pub(crate) fn register_owned(&self, spec: &AgentSpec, owner: u64) -> Result<AgentId> {
-        let agent = self.transport.register(spec)?;
+        let agent = self.register(spec)?;
         self.mux().owned.insert(agent, owner);
         Ok(agent)
     }
@@ -685,20 +787,38 @@ impl Port {
     /// MADs the transport refused, with why.
     fn carry(&self, batch: &Outbox) -> Vec<(Transmit, Error)> {
         let mut failed = Vec::new();
+        let t = match &self.shared.io {
+            Io::Transport(t) => t,
+            Io::Layer(_) => {
+                // Into the engine in one pass of the lock, then carried by this thread.
+                let (refused, carried) = self.shared.layer_send(batch.iter().map(|(_, o)| o));
+                for (i, e) in refused {
+                    if let Some((tx, _)) = batch.iter().nth(i) {
+                        failed.push((*tx, e));
+                    }
+                }
+                if let Err(e) = carried {
+                    for (tx, _) in batch.iter() {
+                        failed.push((*tx, self.send_failure(&e)));
+                    }
+                }
+                return failed;
+            }
+        };
         if batch.len() == 1 {
             if let Some((tx, out)) = batch.iter().next() {
-                if let Err(e) = self.transport.send(&out) {
+                if let Err(e) = t.send(&out) {
                     failed.push((*tx, e));
                 }
             }
             return failed;
         }
         for (tx, out) in batch.iter() {
-            if let Err(e) = self.transport.send_deferred(&out) {
+            if let Err(e) = t.send_deferred(&out) {
                 failed.push((*tx, e));
             }
         }
-        if let Err(e) = self.transport.flush() {
+        if let Err(e) = t.flush() {
             for (tx, _) in batch.iter() {
                 failed.push((*tx, self.send_failure(&e)));
             }
@@ -736,74 +856,20 @@ impl Port {
         }
     }
 
-    /// Reads one MAD (waiting up to `slice`) into `rx` and onto `batch`, and with `gather`
-    /// whatever else has arrived (without waiting, up to [`GATHER`] MADs), so that it is
-    /// routed in one pass of the lock and what it frees up is sent together. Gives `rx`'s
-    /// buffer back when nothing came.
-    fn read_batch(
-        &self,
-        slice: Duration,
-        gather: bool,
-        mut rx: Received,
-        pool: &mut Vec<Vec<u8>>,
-        batch: &mut Vec<Received>,
-    ) -> (Option<Vec<u8>>, Result<()>) {
-        match self.transport.recv_into(Some(slice), usize::MAX, &mut rx) {
-            Ok(true) => batch.push(rx),
-            Ok(false) => return (Some(rx.mad), Ok(())),
-            Err(e) => return (Some(rx.mad), Err(e)),
-        }
-        while gather && batch.len() < GATHER {
-            let mut rx = Received {
-                mad: pool.pop().unwrap_or_default(),
-                ..Received::default()
-            };
-            match self
-                .transport
-                .recv_into(Some(Duration::ZERO), usize::MAX, &mut rx)
-            {
-                Ok(true) => batch.push(rx),
-                Ok(false) => return (Some(rx.mad), Ok(())),
-                Err(e) => return (Some(rx.mad), Err(e)),
-            }
-        }
-        (None, Ok(()))
-    }
-
     fn mux(&self) -> MutexGuard<'_, Mux> {
-        self.mux.lock().unwrap_or_else(|p| p.into_inner())
+        self.shared.lock()
     }
 
-    /// Sleeps on [`Port::changed`] until woken or `timeout` (`None`: no limit), counted in
-    /// [`Mux::sleepers`] meanwhile.
     fn sleep<'a>(
         &self,
-        mut mux: MutexGuard<'a, Mux>,
+        mux: MutexGuard<'a, Mux>,
         timeout: Option<Duration>,
     ) -> MutexGuard<'a, Mux> {
-        mux.sleepers += 1;
-        let mut mux = match timeout {
-            None => self.changed.wait(mux).unwrap_or_else(|p| p.into_inner()),
-            Some(t) => {
-                self.changed
-                    .wait_timeout(mux, t)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0
-            }
-        };
-        mux.sleepers -= 1;
-        mux
+        self.shared.sleep(mux, timeout)
     }
 
-    /// Wakes the threads asleep on [`Port::changed`], if there are any. Called with the lock
-    /// held, after the change: a sleeper counted itself under the lock before it slept, so
-    /// none is missed. A wake-up is a system call (a futex wake, even with nobody waiting),
-    /// and a port used by one thread — the common case — needs none: this saves one per MAD
-    /// read.
     fn wake(&self, mux: &Mux) {
-        if mux.sleepers > 0 {
-            self.changed.notify_all();
-        }
+        self.shared.wake(mux)
     }
 
     /// Registers a transaction waiting on `key`, refusing a second one on the same key.
@@ -903,27 +969,33 @@ impl Port {
             let failed = carrying.as_ref().map(|b| self.carry(b)).unwrap_or_default();
             let slice = left.map_or(READ_SLICE, |l| l.min(READ_SLICE));
             let mut unused = None;
-            let got = match how {
+            let got = match (how, &self.shared.io) {
                 // A refused send ended a request: its waiter must see that before any read.
                 _ if !failed.is_empty() => {
                     unused = Some(rx.mad);
                     Ok(false)
                 }
-                ReadFor::Peek => {
-                    unused = Some(rx.mad);
-                    self.transport.poll(Some(slice))
+                (how, Io::Layer(_)) => {
+                    let got;
+                    let until = now + slice;
+                    (unused, got) = self.shared.layer_read(how, until, rx, &mut batch);
+                    got
                 }
-                ReadFor::Fit(capacity) => {
-                    let got = self.transport.recv_into(Some(slice), capacity, &mut rx);
+                (ReadFor::Peek, Io::Transport(t)) => {
+                    unused = Some(rx.mad);
+                    t.poll(Some(slice))
+                }
+                (ReadFor::Fit(capacity), Io::Transport(t)) => {
+                    let got = t.recv_into(Some(slice), capacity, &mut rx);
                     match got {
                         Ok(true) => batch.push(rx),
                         _ => unused = Some(rx.mad),
                     }
                     got.map(|_| false)
                 }
-                ReadFor::Route => {
+                (ReadFor::Route, Io::Transport(t)) => {
                     let got;
-                    (unused, got) = self.read_batch(slice, gather, rx, &mut pool, &mut batch);
+                    (unused, got) = read_batch(&**t, slice, gather, rx, &mut pool, &mut batch);
                     got.map(|()| false)
                 }
             };
@@ -941,6 +1013,7 @@ impl Port {
             }
             mux.reading = false;
             mux.reads = mux.reads.wrapping_add(1);
+            self.shared.layer_read_ended(&mut mux, !expired);
             read_late |= expired;
             // What it saw may be the answer of a transaction that began meanwhile: then the
             // next pass reads and routes it instead.
@@ -965,6 +1038,89 @@ impl Port {
     }
 }
 
+/// Reads one MAD (waiting up to `slice`) into `rx` and onto `batch`, and with `gather`
+/// whatever else has arrived (without waiting, up to [`GATHER`] MADs), so that it is
+/// routed in one pass of the lock and what it frees up is sent together. Gives `rx`'s
+/// buffer back when nothing came.
+fn read_batch(
+    t: &dyn Transport,
+    slice: Duration,
+    gather: bool,
+    mut rx: Received,
+    pool: &mut Vec<Vec<u8>>,
+    batch: &mut Vec<Received>,
+) -> (Option<Vec<u8>>, Result<()>) {
+    match t.recv_into(Some(slice), usize::MAX, &mut rx) {
+        Ok(true) => batch.push(rx),
+        Ok(false) => return (Some(rx.mad), Ok(())),
+        Err(e) => return (Some(rx.mad), Err(e)),
+    }
+    while gather && batch.len() < GATHER {
+        let mut rx = Received {
+            mad: pool.pop().unwrap_or_default(),
+            ..Received::default()
+        };
+        match t.recv_into(Some(Duration::ZERO), usize::MAX, &mut rx) {
+            Ok(true) => batch.push(rx),
+            Ok(false) => return (Some(rx.mad), Ok(())),
+            Err(e) => return (Some(rx.mad), Err(e)),
+        }
+    }
+    (None, Ok(()))
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Mux> {
+        self.mux.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sleeps on [`Port::changed`] until woken or `timeout` (`None`: no limit), counted in
+    /// [`Mux::sleepers`] meanwhile.
+    fn sleep<'a>(
+        &self,
+        mut mux: MutexGuard<'a, Mux>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, Mux> {
+        mux.sleepers += 1;
+        let mut mux = match timeout {
+            None => self.changed.wait(mux).unwrap_or_else(|p| p.into_inner()),
+            Some(t) => {
+                self.changed
+                    .wait_timeout(mux, t)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+            }
+        };
+        mux.sleepers -= 1;
+        mux
+    }
+
+    /// Wakes the threads asleep on [`Port::changed`], if there are any. Called with the lock
+    /// held, after the change: a sleeper counted itself under the lock before it slept, so
+    /// none is missed. A wake-up is a system call (a futex wake, even with nobody waiting),
+    /// and a port used by one thread — the common case — needs none: this saves one per MAD
+    /// read.
+    fn wake(&self, mux: &Mux) {
+        if mux.sleepers > 0 {
+            self.changed.notify_all();
+        }
+    }
+
+    fn ca_name(&self) -> &str {
+        match &self.io {
+            Io::Transport(t) => t.ca_name(),
+            Io::Layer(l) => l.carrier.ca_name(),
+        }
+    }
+
+    fn port_num(&self) -> u32 {
+        match &self.io {
+            Io::Transport(t) => t.port_num(),
+            Io::Layer(l) => l.carrier.port_num(),
+        }
+    }
+}
+
 impl AsRawFd for Port {
     /// A descriptor that polls readable when MADs arrive (`umad_get_fd`), for event loops.
     ///
@@ -976,7 +1132,10 @@ impl AsRawFd for Port {
     /// answers `None`.
     #[doc(alias = "umad_get_fd")]
     fn as_raw_fd(&self) -> RawFd {
-        self.transport.raw_fd()
+        match &self.shared.io {
+            Io::Transport(t) => t.raw_fd(),
+            Io::Layer(l) => l.readable.raw(),
+        }
     }
 }
 

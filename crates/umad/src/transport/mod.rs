@@ -2,7 +2,7 @@
 //!
 //! Two transports are built in: [`kernel`] (the `ib_umad` character devices, also what ibsim's
 //! `libumad2sim.so` shim intercepts) and the user-space MAD layer
-//! ([`MadLayer`](crate::layer::MadLayer)) over a packet carrier such as [`ibsim`](crate::carrier::ibsim) (a native
+//! (the [`Engine`](crate::layer::Engine) under [`Port::from_carrier`](crate::Port::from_carrier)) over a packet carrier such as [`ibsim`](crate::carrier::ibsim) (a native
 //! client of the ibsim simulator's socket protocol, no LD_PRELOAD). Both give the kernel's
 //! semantics: agents with ids, the TID's upper 32 bits owned by the transport, send timeouts
 //! and retries that end in a receive with status `ETIMEDOUT`, RMPP for RMPP agents.
