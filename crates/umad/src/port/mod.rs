@@ -54,6 +54,10 @@ pub const RECV_QUEUE_BYTES: usize = 16 << 20;
 /// [`Port::read_batch`]).
 const GATHER: usize = 64;
 
+/// How long past a request's own budget a waiter on a [`Transport`] gives the kernel's
+/// timeout report to arrive before it ends the request itself.
+const TRANSPORT_SLACK: Duration = Duration::from_millis(500);
+
 /// At most this many MAD buffers are kept for reuse, each of at most [`FREE_BUFFER_BYTES`]
 /// (an RMPP message's big buffer is let go of).
 const FREE_BUFFERS: usize = 64;
@@ -448,10 +452,12 @@ impl Port {
         matches!(self.shared.io, Io::Layer(_)).then(|| self.shared.layer_stats())
     }
 
-    /// The transport's never-hang slack ([`Transport::transact_slack`]).
+    /// How much longer than a request's own `timeout × (retries + 1)` a waiter gives the
+    /// transport to answer or report before it gives up by itself (the never-hang backstop).
     pub(crate) fn transact_slack(&self) -> Duration {
         match &self.shared.io {
-            Io::Transport(t) => t.transact_slack(),
+            // The kernel's own timeout report arrives first.
+            Io::Transport(_) => TRANSPORT_SLACK,
             // The engine ends every request itself (reply, report or the reassembly limit),
             // and keeps one alive while its RMPP answer arrives: give it that long.
             Io::Layer(_) => self.shared.layer_slack(),
@@ -782,9 +788,8 @@ impl Port {
         (mux, released)
     }
 
-    /// Hands a batch of the outbox to the transport (without the lock): one MAD is sent, more
-    /// are sent deferred and flushed once (one wake-up of the peer for the batch). Returns the
-    /// MADs the transport refused, with why.
+    /// Hands a batch of the outbox to the transport (without the lock), in order. Returns
+    /// the MADs the transport refused, with why.
     fn carry(&self, batch: &Outbox) -> Vec<(Transmit, Error)> {
         let mut failed = Vec::new();
         let t = match &self.shared.io {
@@ -805,22 +810,9 @@ impl Port {
                 return failed;
             }
         };
-        if batch.len() == 1 {
-            if let Some((tx, out)) = batch.iter().next() {
-                if let Err(e) = t.send(&out) {
-                    failed.push((*tx, e));
-                }
-            }
-            return failed;
-        }
         for (tx, out) in batch.iter() {
-            if let Err(e) = t.send_deferred(&out) {
+            if let Err(e) = t.send(&out) {
                 failed.push((*tx, e));
-            }
-        }
-        if let Err(e) = t.flush() {
-            for (tx, _) in batch.iter() {
-                failed.push((*tx, self.send_failure(&e)));
             }
         }
         failed

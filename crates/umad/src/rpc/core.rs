@@ -83,11 +83,6 @@ impl Outbox {
         self.items.is_empty()
     }
 
-    /// How many MADs wait.
-    pub(crate) fn len(&self) -> usize {
-        self.items.len()
-    }
-
     fn push(&mut self, tx: Transmit, mad: &[u8]) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(mad);

@@ -113,17 +113,6 @@ pub trait Transport: Send + Sync + fmt::Debug {
     fn unregister(&self, agent: AgentId) -> Result<()>;
     /// Sends one MAD.
     fn send(&self, out: &Outgoing<'_>) -> Result<()>;
-    /// Like [`send`](Transport::send), but the transport may hold the MAD back until the
-    /// caller's next [`flush`](Transport::flush), so that several MADs leave together (one
-    /// wake-up of the peer instead of one each). A caller must flush soon after; a transport
-    /// that holds MADs back also carries them by itself within a few milliseconds.
-    fn send_deferred(&self, out: &Outgoing<'_>) -> Result<()> {
-        self.send(out)
-    }
-    /// Carries what [`send_deferred`](Transport::send_deferred) held back.
-    fn flush(&self) -> Result<()> {
-        Ok(())
-    }
     /// Takes the next MAD, waiting up to `timeout` (`None`: forever). `Ok(None)` when none came.
     fn recv(&self, timeout: Option<Duration>) -> Result<Option<Received>> {
         self.recv_fit(timeout, usize::MAX)
@@ -148,14 +137,6 @@ pub trait Transport: Send + Sync + fmt::Debug {
     ) -> Result<bool>;
     /// Waits until a MAD can be received, up to `timeout` (`None`: forever).
     fn poll(&self, timeout: Option<Duration>) -> Result<bool>;
-    /// How much longer than a request's own `timeout × (retries + 1)` a
-    /// [`Port::transact`](crate::Port::transact) waits for the transport's answer or report
-    /// before giving up by itself (the never-hang backstop). The default, 500 ms, lets the
-    /// kernel's own report arrive first; a transport that may take longer on purpose (the MAD
-    /// layer keeps a request alive while its RMPP answer arrives) says so here.
-    fn transact_slack(&self) -> Duration {
-        Duration::from_millis(500)
-    }
     /// A descriptor that becomes readable when MADs arrive, for event loops.
     fn raw_fd(&self) -> RawFd;
     /// Becomes the port's subnet manager (sets PortInfo.CapabilityMask.IsSM) until the guard
