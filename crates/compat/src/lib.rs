@@ -1,13 +1,4 @@
-//! Helpers for the compatibility tests of our `libibumad.so.3` drop-in against the system
-//! library.
-//!
-//! * [`differential`]: compile the C test programs of `crates/compat/c`, run each one twice
-//!   (system library, then ours through `LD_LIBRARY_PATH`), verify which library answered and
-//!   diff the masked transcripts (used by `tests/c_differential.rs` and `tests/abi_check.rs`).
-//!   Its items are re-exported here.
-//!
-//! Other test files may add their own modules next to it; keep helpers generic and
-//! documented.
+#![doc = include_str!("../README.md")]
 
 pub mod differential;
 

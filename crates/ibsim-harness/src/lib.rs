@@ -1,35 +1,4 @@
-//! Start and drive private [ibsim](https://github.com/linux-rdma/ibsim) instances for tests.
-//!
-//! Every [`Ibsim`] gets its own scratch directory and its own socket name
-//! (`IBSIM_SOCKNAME`), so any number of instances can run side by side (one per test is the
-//! normal pattern: fabric state such as links, LIDs and counters is shared by all clients of one
-//! instance). Dropping the handle stops the harness-owned clients (a daemon opensm) first,
-//! then ibsim, then removes the scratch directory.
-//!
-//! ```no_run
-//! use ibsim_harness::{example_fabric, require_ibsim, Ibsim};
-//!
-//! if !require_ibsim("my_test") {
-//!     return Ok(()); // skipped (loudly) when ibsim is not installed and CI is not set
-//! }
-//! let sim = Ibsim::builder(example_fabric()).console(true).start()?;
-//! sim.run_sm_once()?; // one opensm sweep: all ports Active, LIDs assigned
-//! let out = sim.umad2sim_command("ibstat").output()?; // C tool under the shim
-//! assert!(String::from_utf8_lossy(&out.stdout).contains("State: Active"));
-//! sim.console(r#"Unlink "H-host3"[1]"#)?;
-//! # Ok::<(), std::io::Error>(())
-//! ```
-//!
-//! Also here, as the one copy for the whole workspace: [`Ibsim::opensm`] (every opensm run,
-//! a sweep or a resident SM, optionally on another `libibumad.so.3`), [`TempDir`] (scratch
-//! directories of tests and tools), [`debian_packages`] (what the workspace needs
-//! installed), and the cost measures of the benchmarks ([`self_cpu`], [`children_cpu`],
-//! [`CountingAlloc`]).
-//!
-//! The hazards this crate works around are described in `docs/ibsim-harness.md` (sections 1.2,
-//! 1.3, 1.8, 3.3 and 5): umad2sim writes `./sys-<pid>` into its cwd (so every client gets a fresh
-//! scratch cwd), retries a missing ibsim forever (so use [`run_with_timeout`]), and a client
-//! that outlives ibsim can hang (so clients are stopped before ibsim).
+#![doc = include_str!("../README.md")]
 
 mod cost;
 mod opensm;

@@ -1,12 +1,4 @@
-//! `umad`: infiniband-diags tools over the `umad` crate, as one multi-call binary.
-//!
-//! `umad <tool> [args]` runs a tool; so does a link to the binary named after the tool
-//! (`ln -s umad ibnetdiscover; ./ibnetdiscover -p`): the basename of `argv[0]` picks it.
-//! `umad --help` lists the tools; `umad help <tool>` is `umad <tool> --help`.
-//!
-//! Each tool is one module with a `main(prog, args) -> exit code` and one entry in [`TOOLS`];
-//! the options every infiniband-diags tool shares (`-C`, `-P`, `-t`, `-d`, `-v`, `-V`, `-h`,
-//! `--node-name-map`, ...) are in [`common`]. Exit codes are the C tools': see [`exit`].
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 use std::ffi::{OsStr, OsString};
