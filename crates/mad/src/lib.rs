@@ -1,65 +1,4 @@
-//! InfiniBand Management Datagram (MAD) wire formats: typed views over byte
-//! buffers and small parsed summaries. Pure `std`, no I/O, no `unsafe`.
-//!
-//! Facts follow the InfiniBand Architecture Specification, Volume 1,
-//! chapters 13 (MAD header, status), 14 (SMPs, SMA attributes) and 16
-//! (performance management).
-//!
-//! # Two levels, as in smoltcp's `wire` module
-//!
-//! * **Views** ([`Mad`], [`Smp`]) wrap any `T: AsRef<[u8]>` and read or write
-//!   single fields in place. Getters live on `T: AsRef<[u8]>`, setters on
-//!   `T: AsRef<[u8]> + AsMut<[u8]>`.
-//! * **Reprs** ([`MadHeader`], [`NodeInfo`], [`PortInfo`], …) are plain
-//!   structs with a `parse` that validates and an `emit` that writes every
-//!   field back. `parse` followed by `emit` reproduces every input byte of the
-//!   structure, reserved bits included.
-//!
-//! Codes (management class, method, port state, …) are enums with an
-//! `Unknown(_)` variant, so values this crate has no name for survive a round
-//! trip instead of being rejected.
-//!
-//! # Quick start
-//!
-//! ```
-//! use ibmad::{attr, DrPath, Method, NodeInfo, NodeType, Smp};
-//!
-//! // Directed-route Get(NodeInfo) one hop out of port 1, as
-//! // `smpquery -D nodeinfo 0,1` sends it.
-//! let path: DrPath = "0,1".parse()?;
-//! let request = Smp::dr_request(Method::Get, attr::id::NODE_INFO, 0, 0x1234, &path);
-//! assert_eq!(request.len(), ibmad::MAD_SIZE);
-//!
-//! // ... send `request` to LID 0xffff on QP0 and receive `reply` ...
-//! # let mut reply = request;
-//! # reply[3] = 0x81;
-//! # reply[4] = 0x80;
-//! # reply[64..68].copy_from_slice(&[1, 1, 2, 8]);
-//! let smp = Smp::new_checked(&reply[..])?; // untrusted bytes: checked view
-//! assert!(smp.method().is_response() && smp.status().is_success());
-//! let info = NodeInfo::parse(smp.data())?;
-//! assert_eq!((info.node_type, info.num_ports), (NodeType::Switch, 8));
-//! # Ok::<(), ibmad::Error>(())
-//! ```
-//!
-//! # Panic rules
-//!
-//! These rules hold for every type in the crate:
-//!
-//! * If `check_len()` returned `Ok(())` (equivalently, the view was built with
-//!   `new_checked()`), no accessor or setter of that view panics.
-//! * Views built with `new_unchecked()` over a too-short buffer panic on
-//!   access. When parsing untrusted input it is *necessary* to use
-//!   `new_checked()`.
-//! * `parse` never panics; a short or invalid buffer is an [`Error`].
-//! * `emit` never panics when the buffer is at least `buffer_len()` bytes
-//!   long (for views: when it passed `check_len()`); with a shorter buffer it
-//!   panics, as documented on each `emit`.
-//!
-//! # Byte order
-//!
-//! Every multi-byte field on the wire is big-endian (network order); every
-//! accessor returns host values.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 #[macro_use]
@@ -415,8 +354,3 @@ mod test {
         let _ = bytes::array_mut::<4>(&mut b);
     }
 }
-
-/// The crate README's examples, compiled as doctests so that they stay true.
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;

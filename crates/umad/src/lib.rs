@@ -1,14 +1,4 @@
-//! Safe access to InfiniBand user MADs: the Rust successor of libibumad.
-//!
-//! * [`device`] enumerates CAs and ports from sysfs and chooses default ports exactly as
-//!   libibumad does.
-//! * [`Port`] opens a port, registers agents, sends and receives MADs; the
-//!   [`transport`] underneath is the kernel's `ib_umad` device or a native ibsim client.
-//! * [`abi`] mirrors the kernel's user-MAD structures.
-//!
-//! All access to `/sys/class/infiniband*` and `/dev/infiniband` goes through the libc
-//! functions `open`, `read`, `write`, `ioctl`, `poll`, `close` and `opendir`/`readdir`, so
-//! interposers such as ibsim's umad2sim see it.
+#![doc = include_str!("../README.md")]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -64,8 +54,3 @@ pub fn disconnect_on_signals() -> Result<()> {
     sys::signals::on_termination(carrier::ibsim::disconnect_all)
         .map_err(|source| Error::Signals { source })
 }
-
-/// The crate README's examples, compiled as doctests so that they stay true.
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;
