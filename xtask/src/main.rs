@@ -65,7 +65,7 @@ commands:
   bench-roundtrip [--runs N] [--no-pin]
         serial and pipelined (16, 64 in flight) directed-route NodeInfo round trips: the Rust
         kernel transport vs a C loop on the system libibumad, both under umad2sim; N
-        interleaved runs each (default 11, at least 9); prints Rust ÷ C per row (goal >= 1.00).
+        interleaved runs each (default 11, at least 9); prints Rust ÷ C per row (goal >= 1.05).
         Re-runs itself as an optimized build
   bench-discover [--runs N] [--pin]
         discovery on generated 1052- and 2368-node fat trees, one ibsim each: `umad
