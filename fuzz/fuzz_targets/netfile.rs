@@ -1,11 +1,13 @@
-//! `ibfabric`'s ibsim netfile parser: never panics on any input; a parsed netfile converts to
-//! a consistent model, writes text that parses again to the same nodes, GUIDs, descriptions
-//! and links (for files without `module` prefixes), and its model's netfile parses too.
+//! `ibnetfile`'s ibsim netfile parser: never panics on any input; a parsed netfile converts to
+//! a consistent model (`ibfabric::netfile::NetfileExt`), writes text that parses again to the
+//! same nodes, GUIDs, descriptions and links (for files without `module` prefixes), and its
+//! model's netfile parses too.
 //!
 //! Run: `cargo xtask fuzz` (all targets) or `cargo +nightly fuzz run netfile`.
 #![no_main]
 
-use ibfabric::netfile::Netfile;
+use ibfabric::netfile::NetfileExt;
+use ibnetfile::Netfile;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -192,6 +192,7 @@ pub fn parse_args(args: &[String]) -> Result<FatTree, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ibfabric::netfile::{Netfile, NetfileExt};
     use ibsim_harness::{fabrics_dir, find_tool, require_ibsim, run_with_timeout, Ibsim, TempDir};
     use std::time::Duration;
 
@@ -213,8 +214,8 @@ mod tests {
             radix: 8,
         };
         let text = t.netfile().unwrap();
-        // ibfabric's netfile parser applies ibsim's rules, link checks included.
-        let net = ibfabric::netfile::Netfile::parse(&text).expect("a netfile ibsim accepts");
+        // The netfile parser (ibnetfile's) applies ibsim's rules, link checks included.
+        let net = Netfile::parse(&text).expect("a netfile ibsim accepts");
         assert!(net.warnings.is_empty(), "{:?}", net.warnings);
         assert_eq!(net.nodes.len(), t.hosts() + t.switches());
         let ports: Vec<_> = net.nodes.iter().flat_map(|n| &n.ports).collect();

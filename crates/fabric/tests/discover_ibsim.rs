@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ibfabric::discover::{discover, DiscoverOptions, Discovery, Query};
-use ibfabric::netfile::Netfile;
+use ibfabric::netfile::{Netfile, NetfileExt};
 use ibfabric::Fabric;
 use ibmad::{NodeType, PhysPortState};
 use ibsim_harness::{

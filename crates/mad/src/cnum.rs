@@ -1,6 +1,6 @@
 //! Numbers in text as C's `strtoul`/`strtoull`/`strtol`/`atoi` read them (glibc, LP64): the
-//! one scanner that `umad`'s sysfs reader, `ibfabric`'s netfile and node-name-map parsers and
-//! the `umad` tools' option parsing share.
+//! one scanner that `umad`'s sysfs reader, `ibnetfile`'s netfile parser, `ibfabric`'s
+//! node-name-map parser and the `umad` tools' option parsing share.
 //!
 //! [`scan`] does the reading and reports its parts ([`Scan`]); the other functions are the C
 //! results computed from them.
