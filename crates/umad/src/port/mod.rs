@@ -54,6 +54,10 @@ pub const RECV_QUEUE_BYTES: usize = 16 << 20;
 /// [`Port::read_batch`]).
 const GATHER: usize = 64;
 
+/// How long a caller whose time is up waits once for another thread's read to end on a
+/// carrier-backed port (the progress thread's passes take microseconds).
+const LATE_READ_WAIT: Duration = Duration::from_millis(2);
+
 /// How long past a request's own budget a waiter on a [`Transport`] gives the kernel's
 /// timeout report to arrive before it ends the request itself.
 const TRANSPORT_SLACK: Duration = Duration::from_millis(500);
@@ -614,7 +618,13 @@ impl Port {
     #[doc(alias = "umad_poll")]
     pub fn poll(&self, timeout: Option<Duration>) -> Result<bool> {
         let queued = self.wait(deadline(timeout), ReadFor::Peek, |mux, _| {
-            let ready = !mux.queue.is_empty() || std::mem::take(&mut mux.transport_ready);
+            // On a carrier, a MAD the engine holds for the application counts too (the
+            // progress thread may hold the reader role and have queued it there).
+            let layer = mux
+                .layer
+                .as_ref()
+                .is_some_and(|l| !l.engine.ready().is_empty());
+            let ready = !mux.queue.is_empty() || std::mem::take(&mut mux.transport_ready) || layer;
             ready.then_some(Ok(()))
         })?;
         Ok(queued.is_some())
@@ -900,6 +910,7 @@ impl Port {
     ) -> Result<Option<T>> {
         let mut mux = self.mux();
         let mut read_late = false;
+        let mut waited_late = false;
         loop {
             let now = Instant::now();
             let (timer, fired) = if mux.cores.is_empty() {
@@ -925,6 +936,14 @@ impl Port {
                 }
             }
             let expired = until.is_some_and(|u| u <= now);
+            // On a carrier the progress thread takes the reader role for short passes: a
+            // caller whose time is up waits for such a pass once, briefly, so that a MAD it
+            // queued is taken (a zero timeout still sees what has arrived).
+            if expired && mux.reading && !read_late && !waited_late && mux.layer.is_some() {
+                waited_late = true;
+                mux = self.sleep(mux, Some(LATE_READ_WAIT));
+                continue;
+            }
             if expired && (read_late || mux.reading) {
                 drop(self.flush(mux));
                 return Ok(None);
