@@ -1,0 +1,32 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod load;
+pub mod model;
+pub mod smi;
+#[cfg(test)]
+mod tests;
+
+pub use model::{Builder, Fabric, Node, NodeIdx, NodeSpec, Origin, Port};
+pub use smi::{Answer, Dropped};
+
+/// What the simulator refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A fabric that breaks an IBA rule or is inconsistent, with where it was defined.
+    #[error("{origin}: {what}")]
+    Invalid {
+        /// Where the offending node or link was defined.
+        origin: Origin,
+        /// What is wrong.
+        what: String,
+    },
+    /// A netfile that does not parse (the error names the file and line).
+    #[error(transparent)]
+    Netfile(#[from] ibnetfile::NetfileError),
+}
+
+/// The simulator's result type.
+pub type Result<T> = std::result::Result<T, Error>;

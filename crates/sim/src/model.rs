@@ -1,0 +1,344 @@
+//! The fabric: nodes, their ports and the links between them, with the state a subnet
+//! manager programs (LIDs, port states). Built by [`Builder`], which checks the IBA limits
+//! as it goes; nodes are found by index, GUID or id in O(1).
+
+use std::collections::HashMap;
+
+use ibmad::{NodeType, PhysPortState, PortState};
+
+use crate::{Error, Result};
+
+/// Most physical ports a switch may have (IBA Vol 1, 14.2.5.3: port numbers are 8 bits and
+/// 255 is reserved; a 255-port switch hangs opensm).
+pub const MAX_SWITCH_PORTS: u8 = 254;
+/// Highest unicast LID.
+pub const MAX_UNICAST_LID: u16 = 0xbfff;
+
+/// A node's index in its [`Fabric`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeIdx(pub u32);
+
+/// Where a node was defined, for error messages (a netfile and line, or a generator).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// The file, if the node came from one.
+    pub file: Option<String>,
+    /// 1-based line (0: none).
+    pub line: usize,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.file, self.line) {
+            (Some(file), 0) => write!(f, "{file}"),
+            (Some(file), line) => write!(f, "{file}:{line}"),
+            (None, 0) => f.write_str("(built)"),
+            (None, line) => write!(f, "line {line}"),
+        }
+    }
+}
+
+/// What a new node is, before it is added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// Switch, CA or router.
+    pub node_type: NodeType,
+    /// The node's id (a netfile's quoted name), unique in the fabric.
+    pub id: String,
+    /// NodeDescription text (at most 64 bytes on the wire).
+    pub description: String,
+    /// Number of physical ports.
+    pub num_ports: u8,
+    /// Node GUID.
+    pub guid: u64,
+    /// System image GUID.
+    pub system_image_guid: u64,
+    /// NodeInfo.VendorID (24 bits).
+    pub vendor_id: u32,
+    /// NodeInfo.DeviceID.
+    pub device_id: u16,
+    /// A switch's enhanced port 0.
+    pub enhanced_port0: bool,
+    /// Where it was defined.
+    pub origin: Origin,
+}
+
+/// One port of a node. Switch port 0 is the management port (no link).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Port {
+    /// The port number.
+    pub num: u8,
+    /// Port GUID (a switch's ports share the node GUID).
+    pub guid: u64,
+    /// The other end of the link, if any.
+    pub remote: Option<(NodeIdx, u8)>,
+    /// LID (a switch's external ports use port 0's).
+    pub lid: u16,
+    /// LID mask control.
+    pub lmc: u8,
+    /// PortInfo.PortState.
+    pub state: PortState,
+    /// PortInfo.PortPhysicalState.
+    pub phys: PhysPortState,
+    /// LinkWidthEnabled mask.
+    pub width_enabled: u8,
+    /// LinkSpeedEnabled mask.
+    pub speed_enabled: u8,
+    /// LinkSpeedExtEnabled mask.
+    pub speed_ext_enabled: u8,
+    /// The SM's LID as this port knows it.
+    pub master_sm_lid: u16,
+}
+
+/// A switch's forwarding state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Switch {
+    /// The linear forwarding table: output port by LID (0xff: none).
+    pub lft: Vec<u8>,
+    /// SwitchInfo.LinearFDBTop.
+    pub linear_fdb_top: u16,
+}
+
+/// One node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// What it is, as added.
+    pub spec: NodeSpec,
+    /// Ports by number; index 0 is port 0 (a switch's management port, unused on a CA).
+    pub ports: Vec<Port>,
+    /// A switch's forwarding state.
+    pub switch: Option<Switch>,
+}
+
+impl Node {
+    /// Whether the node is a switch.
+    pub fn is_switch(&self) -> bool {
+        self.spec.node_type == NodeType::Switch
+    }
+
+    /// Port `num`, if the node has it (port 0 only on a switch).
+    pub fn port(&self, num: u8) -> Option<&Port> {
+        if num == 0 && !self.is_switch() {
+            return None;
+        }
+        self.ports.get(usize::from(num))
+    }
+
+    /// The LID a port answers to: a switch's ports all answer to port 0's.
+    pub fn lid_of(&self, num: u8) -> u16 {
+        let num = if self.is_switch() { 0 } else { num };
+        self.ports.get(usize::from(num)).map_or(0, |p| p.lid)
+    }
+}
+
+/// The simulated fabric.
+#[derive(Debug, Clone, Default)]
+pub struct Fabric {
+    nodes: Vec<Node>,
+    by_guid: HashMap<u64, NodeIdx>,
+    by_id: HashMap<String, NodeIdx>,
+}
+
+impl Fabric {
+    /// The nodes, by index.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// One node.
+    pub fn node(&self, idx: NodeIdx) -> &Node {
+        &self.nodes[idx.0 as usize]
+    }
+
+    pub(crate) fn node_mut(&mut self, idx: NodeIdx) -> &mut Node {
+        &mut self.nodes[idx.0 as usize]
+    }
+
+    /// The node with this node GUID.
+    pub fn by_guid(&self, guid: u64) -> Option<NodeIdx> {
+        self.by_guid.get(&guid).copied()
+    }
+
+    /// The node with this id, or failing that, the first with this NodeDescription (as
+    /// ibsim's `SIM_HOST` is matched).
+    pub fn find(&self, id_or_description: &str) -> Option<NodeIdx> {
+        self.by_id.get(id_or_description).copied().or_else(|| {
+            self.nodes
+                .iter()
+                .position(|n| n.spec.description == id_or_description)
+                .map(|i| NodeIdx(i as u32))
+        })
+    }
+
+    /// The node with this id.
+    pub fn find_id(&self, id: &str) -> Option<NodeIdx> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the fabric has no node.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+/// Builds a [`Fabric`], checking each node and link against the IBA limits as it is added.
+#[derive(Debug, Default)]
+pub struct Builder {
+    fabric: Fabric,
+}
+
+impl Builder {
+    /// An empty fabric.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Adds a node. Refused: a duplicate id or node GUID, a switch with more than
+    /// [`MAX_SWITCH_PORTS`] ports, a node without ports, a GUID of 0.
+    pub fn node(&mut self, spec: NodeSpec) -> Result<NodeIdx> {
+        let bad = |what: String| Error::Invalid {
+            origin: spec.origin.clone(),
+            what,
+        };
+        if spec.num_ports == 0 {
+            return Err(bad(format!("node {:?} has no ports", spec.id)));
+        }
+        if spec.node_type == NodeType::Switch && spec.num_ports > MAX_SWITCH_PORTS {
+            return Err(bad(format!(
+                "switch {:?} has {} ports; IBA allows at most {MAX_SWITCH_PORTS}",
+                spec.id, spec.num_ports
+            )));
+        }
+        if spec.guid == 0 {
+            return Err(bad(format!("node {:?} has node GUID 0", spec.id)));
+        }
+        let f = &mut self.fabric;
+        if let Some(other) = f.by_id.get(&spec.id) {
+            return Err(bad(format!(
+                "node id {:?} is already used (at {})",
+                spec.id,
+                f.node(*other).spec.origin
+            )));
+        }
+        if let Some(other) = f.by_guid.get(&spec.guid) {
+            return Err(bad(format!(
+                "node GUID {:#018x} of {:?} is already {:?}'s (at {})",
+                spec.guid,
+                spec.id,
+                f.node(*other).spec.id,
+                f.node(*other).spec.origin
+            )));
+        }
+        let idx = NodeIdx(u32::try_from(f.nodes.len()).map_err(|_| bad("too many nodes".into()))?);
+        let switch = spec.node_type == NodeType::Switch;
+        let ports = (0..=spec.num_ports)
+            .map(|num| Port {
+                num,
+                // ibsim's rule: a switch's ports share the node GUID, a CA's are node GUID +
+                // port number (wrapping).
+                guid: if switch {
+                    spec.guid
+                } else {
+                    spec.guid.wrapping_add(u64::from(num))
+                },
+                remote: None,
+                lid: 0,
+                lmc: 0,
+                // Port 0 of a switch is always up; an unlinked port is down.
+                state: if switch && num == 0 {
+                    PortState::Initialize
+                } else {
+                    PortState::Down
+                },
+                phys: if switch && num == 0 {
+                    PhysPortState::LinkUp
+                } else {
+                    PhysPortState::Polling
+                },
+                width_enabled: 3,
+                speed_enabled: 1,
+                speed_ext_enabled: 0,
+                master_sm_lid: 0,
+            })
+            .collect();
+        f.by_id.insert(spec.id.clone(), idx);
+        f.by_guid.insert(spec.guid, idx);
+        f.nodes.push(Node {
+            spec,
+            ports,
+            switch: switch.then(Switch::default),
+        });
+        Ok(idx)
+    }
+
+    /// The fabric so far.
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    /// Mutable access to a port before the fabric is finished (widths, speeds, preset LIDs).
+    pub fn port_mut(&mut self, node: NodeIdx, num: u8) -> Option<&mut Port> {
+        let n = self.fabric.node_mut(node);
+        if num == 0 && !n.is_switch() {
+            return None;
+        }
+        n.ports.get_mut(usize::from(num))
+    }
+
+    /// Links `a`'s port to `b`'s. Refused: a port the node does not have, port 0, a port
+    /// already linked to another port, a port linked to itself.
+    pub fn link(&mut self, a: (NodeIdx, u8), b: (NodeIdx, u8), origin: &Origin) -> Result<()> {
+        let f = &self.fabric;
+        let name = |(n, p): (NodeIdx, u8)| format!("{:?} port {p}", f.node(n).spec.id);
+        let bad = |what: String| Error::Invalid {
+            origin: origin.clone(),
+            what,
+        };
+        if a == b {
+            return Err(bad(format!("{} is linked to itself", name(a))));
+        }
+        for end in [a, b] {
+            let node = f.node(end.0);
+            if end.1 == 0 || end.1 > node.spec.num_ports {
+                return Err(bad(format!(
+                    "{} does not exist ({} has ports 1 to {})",
+                    name(end),
+                    node.spec.id,
+                    node.spec.num_ports
+                )));
+            }
+        }
+        for (end, other) in [(a, b), (b, a)] {
+            match f.node(end.0).ports[usize::from(end.1)].remote {
+                Some(r) if r == other => {}
+                Some(r) => {
+                    return Err(bad(format!(
+                        "{} is linked to {}, not to {}",
+                        name(end),
+                        name(r),
+                        name(other)
+                    )))
+                }
+                None => {}
+            }
+        }
+        for (end, other) in [(a, b), (b, a)] {
+            let port = &mut self.fabric.node_mut(end.0).ports[usize::from(end.1)];
+            port.remote = Some(other);
+            // A linked port trains: LinkUp, and Initialize until an SM arms it.
+            port.phys = PhysPortState::LinkUp;
+            port.state = PortState::Initialize;
+        }
+        Ok(())
+    }
+
+    /// The finished fabric.
+    pub fn build(self) -> Fabric {
+        self.fabric
+    }
+}
