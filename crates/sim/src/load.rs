@@ -54,6 +54,7 @@ impl Fabric {
                     port.width_enabled = p.width;
                     port.speed_enabled = p.speed;
                     port.speed_ext_enabled = p.speed_ext;
+                    port.mlnx_speed_enabled = p.mlnx_speed;
                     if lid != 0 {
                         port.lid = lid;
                         port.lmc = p.lmc;

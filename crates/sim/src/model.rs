@@ -86,6 +86,8 @@ pub struct Port {
     pub speed_enabled: u8,
     /// LinkSpeedExtEnabled mask.
     pub speed_ext_enabled: u8,
+    /// Mellanox ExtPortInfo LinkSpeedEnabled mask (bit 0: FDR10).
+    pub mlnx_speed_enabled: u8,
     /// The SM's LID as this port knows it.
     pub master_sm_lid: u16,
 }
@@ -263,6 +265,7 @@ impl Builder {
                 width_enabled: 3,
                 speed_enabled: 1,
                 speed_ext_enabled: 0,
+                mlnx_speed_enabled: 0,
                 master_sm_lid: 0,
             })
             .collect();

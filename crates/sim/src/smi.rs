@@ -9,7 +9,7 @@ use ibmad::{
     PortState, Smp, Status, SwitchInfo, MAD_SIZE,
 };
 
-use crate::model::{Fabric, Node, NodeIdx};
+use crate::model::{Fabric, Node, NodeIdx, Port};
 
 /// Why an SMP got no answer (the simulator's counters and tests say which).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +123,22 @@ impl Fabric {
                 };
                 match (modifier <= 0xff, node.port(num)) {
                     (true, Some(_)) => {
-                        port_info(node, num, in_port).emit(&mut data);
+                        port_info(self, node, num, in_port).emit(&mut data);
+                        Status::SUCCESS
+                    }
+                    _ => Status(Status::INVALID_ATTR_VALUE),
+                }
+            }
+            (Method::Get, id::MLNX_EXT_PORT_INFO) => {
+                let num = modifier as u8;
+                let num = if num == 0 && !node.is_switch() {
+                    in_port
+                } else {
+                    num
+                };
+                match (modifier <= 0xff, node.port(num)) {
+                    (true, Some(p)) => {
+                        mlnx_ext_port_info(self, p).emit(&mut data);
                         Status::SUCCESS
                     }
                     _ => Status(Status::INVALID_ATTR_VALUE),
@@ -164,15 +179,75 @@ fn node_info(node: &Node, in_port: u8) -> NodeInfo {
     }
 }
 
-fn port_info(node: &Node, num: u8, in_port: u8) -> PortInfo {
+/// The highest bit of `order` set in both ends' enabled masks (ibsim's rule), or 0.
+fn negotiated(a: u8, b: u8, order: &[u8]) -> u8 {
+    order
+        .iter()
+        .copied()
+        .find(|bit| a & b & bit != 0)
+        .unwrap_or(0)
+}
+
+/// Link widths from widest (LinkWidthEnabled bits: 1x 1, 4x 2, 8x 4, 12x 8, 2x 16).
+const WIDTHS: [u8; 5] = [8, 4, 2, 16, 1];
+/// Link speeds from fastest (LinkSpeedEnabled bits: SDR 1, DDR 2, QDR 4).
+const SPEEDS: [u8; 3] = [4, 2, 1];
+/// Extended speeds from fastest (LinkSpeedExtEnabled bits: FDR 1, EDR 2, HDR 4, NDR 8).
+const SPEEDS_EXT: [u8; 4] = [8, 4, 2, 1];
+/// Every extended speed up to NDR (LinkSpeedExtSupported when extended speeds are active).
+const SPEEDS_EXT_ALL: u8 = 0x0f;
+/// Mellanox FDR10 (ExtPortInfo LinkSpeed bit 0).
+const MLNX_FDR10: u8 = 1;
+
+/// PortInfo.CapabilityMask as ibsim's port templates have it: a CA port (linked, and
+/// unlinked), a switch's port 0; a switch's external ports have none.
+const CAP_CA: u32 = 0x0040_c048;
+const CAP_CA_DOWN: u32 = 0x0010_c048;
+const CAP_SWITCH_PORT0: u32 = 0x0000_c048;
+
+/// What both ends of a link agreed on (ibsim negotiates at link time; an unlinked port keeps
+/// 4x SDR and no extended speed).
+struct Active {
+    width: u8,
+    speed: u8,
+    speed_ext: u8,
+    mlnx: u8,
+}
+
+fn active(f: &Fabric, p: &Port) -> Active {
+    match p.remote.map(|(n, r)| &f.node(n).ports[usize::from(r)]) {
+        Some(r) => Active {
+            width: negotiated(p.width_enabled, r.width_enabled, &WIDTHS),
+            speed: negotiated(p.speed_enabled, r.speed_enabled, &SPEEDS),
+            speed_ext: negotiated(p.speed_ext_enabled, r.speed_ext_enabled, &SPEEDS_EXT),
+            mlnx: p.mlnx_speed_enabled & r.mlnx_speed_enabled & MLNX_FDR10,
+        },
+        None => Active {
+            width: 2,
+            speed: 1,
+            speed_ext: 0,
+            mlnx: 0,
+        },
+    }
+}
+
+fn port_info(f: &Fabric, node: &Node, num: u8, in_port: u8) -> PortInfo {
     let p = &node.ports[usize::from(num)];
     let linked = p.remote.is_some();
+    let a = active(f, p);
     let switch_port = node.is_switch() && num > 0;
     let (lid, lmc) = if node.is_switch() {
         (node.ports[0].lid, node.ports[0].lmc)
     } else {
         (p.lid, p.lmc)
     };
+    let capability_mask = match (node.is_switch(), num, linked) {
+        (true, 0, _) => CAP_SWITCH_PORT0,
+        (true, _, _) => 0,
+        (false, _, true) => CAP_CA,
+        (false, _, false) => CAP_CA_DOWN,
+    };
+    let ext = a.speed_ext != 0;
     PortInfo {
         gid_prefix: if switch_port {
             0
@@ -182,11 +257,12 @@ fn port_info(node: &Node, num: u8, in_port: u8) -> PortInfo {
         lid: if switch_port { 0 } else { lid },
         lmc: if switch_port { 0 } else { lmc },
         master_sm_lid: if switch_port { 0 } else { p.master_sm_lid },
+        capability_mask,
         local_port_num: in_port,
         link_width_enabled: p.width_enabled,
-        link_width_supported: 3,
-        link_width_active: ibmad::LinkWidth::X4,
-        link_speed_supported: 1,
+        link_width_supported: 0x1f,
+        link_width_active: ibmad::LinkWidth::from(a.width),
+        link_speed_supported: 7,
         port_state: if linked || num == 0 {
             p.state
         } else {
@@ -194,14 +270,27 @@ fn port_info(node: &Node, num: u8, in_port: u8) -> PortInfo {
         },
         port_physical_state: p.phys,
         link_down_default_state: 2,
-        link_speed_active: 1,
+        link_speed_active: a.speed,
         link_speed_enabled: p.speed_enabled,
         neighbor_mtu: ibmad::Mtu::Mtu2048,
         vl_cap: 4,
         mtu_cap: ibmad::Mtu::Mtu2048,
         operational_vls: 4,
-        link_speed_ext_enabled: p.speed_ext_enabled,
+        link_speed_ext_enabled: if ext { p.speed_ext_enabled } else { 0 },
+        link_speed_ext_supported: if ext { SPEEDS_EXT_ALL } else { 0 },
+        link_speed_ext_active: a.speed_ext,
         ..PortInfo::default()
+    }
+}
+
+fn mlnx_ext_port_info(f: &Fabric, p: &Port) -> ibmad::attr::MlnxExtPortInfo {
+    let mlnx = active(f, p).mlnx;
+    let ena = if mlnx != 0 { p.mlnx_speed_enabled } else { 0 };
+    ibmad::attr::MlnxExtPortInfo {
+        link_speed_supported: ena,
+        link_speed_enabled: ena,
+        link_speed_active: mlnx,
+        ..Default::default()
     }
 }
 
@@ -212,6 +301,7 @@ fn switch_info(node: &Node) -> SwitchInfo {
         multicast_fdb_cap: 0x400,
         linear_fdb_top: sw.map_or(0, |s| s.linear_fdb_top),
         lids_per_port: 0,
+        enhanced_port0: node.spec.enhanced_port0,
         ..SwitchInfo::default()
     }
 }

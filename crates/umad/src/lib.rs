@@ -26,6 +26,8 @@ pub use wire::{abi, addr, agent};
 pub use addr::{Grh, MadAddr};
 pub use agent::{AgentId, AgentSpec, MethodMask};
 pub use carrier::ibsim::IbsimOptions;
+pub use carrier::sim::SimOptions;
+pub use carrier::Simulated;
 pub use error::{Error, Result};
 pub use port::Port;
 pub use transport::{Issm, Received, Transport, TransportKind};

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use crate::addr::MadAddr;
-use crate::device::{Ca, NodeType, PortAttrs};
+use crate::device::Ca;
 use crate::layer::{Carrier, Packet};
 use crate::transport::Issm;
 use crate::{Error, Result};
@@ -646,34 +646,20 @@ impl Carrier for IbsimCarrier {
         self.ctl.call(CTL_GET_VENDOR, &mut v)?;
         let hw_ver = u32::from_ne_bytes([v[8], v[9], v[10], v[11]]);
         let fw_ver = u64::from_ne_bytes([v[16], v[17], v[18], v[19], v[20], v[21], v[22], v[23]]);
-        let port = PortAttrs {
-            ca_name: CA_NAME.to_string(),
-            port_num: self.port,
-            base_lid: u32::from(pi.lid),
-            lmc: u32::from(pi.lmc),
-            sm_lid: u32::from(pi.master_sm_lid),
-            sm_sl: u32::from(pi.master_sm_sl),
-            state: u32::from(u8::from(pi.port_state)),
-            phys_state: u32::from(u8::from(pi.port_physical_state)),
-            rate: umad2sim_rate(&pi),
-            cap_mask: pi.capability_mask,
-            gid_prefix: pi.gid_prefix,
-            // As umad2sim derives it: ibsim's NodeInfo carries no per-port GUID here.
-            port_guid: ni.node_guid + u64::from(pi.local_port_num),
-            pkeys: self.pkeys()?,
-            link_layer: "IB".to_string(),
-        };
-        Ok(Ca {
-            name: CA_NAME.to_string(),
-            node_type: NodeType::from(u32::from(u8::from(ni.node_type))),
-            fw_ver: format!("{fw_ver:x}"),
-            hw_ver: format!("{hw_ver:x}"),
-            ca_type: "simulator".to_string(),
-            node_guid: ni.node_guid,
-            system_guid: ni.system_image_guid,
-            ports: vec![port],
-            unreadable: Vec::new(),
-        })
+        // As umad2sim derives the port GUID: ibsim's NodeInfo carries no per-port GUID here.
+        let port_guid = ni.node_guid + u64::from(pi.local_port_num);
+        Ok(super::simulated_ca(
+            CA_NAME,
+            self.port,
+            &ni,
+            &pi,
+            super::SimulatedVersions {
+                hw: hw_ver,
+                fw: fw_ver,
+                port_guid,
+                pkeys: self.pkeys()?,
+            },
+        ))
     }
 
     fn send(&self, p: &Packet) -> Result<()> {
@@ -719,29 +705,6 @@ impl Carrier for IbsimCarrier {
     fn issm(&self) -> Result<Issm> {
         self.ctl.set_issm(true)?;
         Ok(Issm::new(Box::new(IbsimIssm(self.ctl.clone()))))
-    }
-}
-
-/// The integer Gb/s rate of a port as umad2sim writes it into its fake sysfs `rate` file
-/// (and so as libibumad and `ibstat` report it under the shim): width × 2.5/5/10 for
-/// SDR/DDR/QDR, 14 × width for FDR and 26 × width for any faster extended speed.
-fn umad2sim_rate(pi: &ibmad::PortInfo) -> u32 {
-    let width = match u8::from(pi.link_width_active) {
-        1 => 1,
-        2 => 4,
-        4 => 8,
-        8 => 12,
-        _ => 0,
-    };
-    let ext = if pi.capability_mask & ibmad::attr::cap::IS_EXTENDED_SPEEDS_SUPPORTED != 0 {
-        pi.link_speed_ext_active
-    } else {
-        0
-    };
-    match ext {
-        0 => width * u32::from(pi.link_speed_active) * 25 / 10,
-        1 => 14 * width,
-        _ => 26 * width,
     }
 }
 

@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 use crate::addr::MadAddr;
 use crate::agent::{AgentId, AgentSpec};
 use crate::carrier::ibsim::{IbsimCarrier, IbsimOptions};
+use crate::carrier::sim::{SimCarrier, SimOptions};
+use crate::carrier::Simulated;
 use crate::device::{Ca, Devices};
 use crate::hash::FastMap as HashMap;
 use crate::layer::{Carrier, LayerConfig, LayerStats};
@@ -335,20 +337,39 @@ impl Port {
     /// then be `None`/0 or name the simulator's port ([`Error::InvalidArgument`] otherwise).
     /// That variable is the only way this function uses ibsim; set to something that is not
     /// UTF-8, it is refused ([`Error::InvalidArgument`], see [`IbsimOptions::from_env`]).
+    ///
+    /// If `UMAD_SIM` names a netfile, the port is one of a fabric simulated in this process
+    /// ([`Port::open_sim`]; node from `UMAD_SIM_NODE`), with the same rule for `ca` and
+    /// `port`. Both variables set is refused.
     #[doc(alias = "umad_open_port")]
     pub fn open(ca: Option<&str>, port: u32) -> Result<Port> {
-        match IbsimOptions::from_env()? {
-            Some(opts) => Port::open_ibsim(&opts)?.check_ibsim_choice(ca, port),
+        match Simulated::from_env()? {
+            Some(sim) => Port::open_simulated(&sim)?.check_sim_choice(&sim, ca, port),
             None => Port::open_kernel(&Devices::new(), ca, port),
         }
+    }
+
+    /// Opens the simulated port `sim` names (ibsim's, or one simulated in process).
+    pub fn open_simulated(sim: &Simulated) -> Result<Port> {
+        match sim {
+            Simulated::Ibsim(o) => Port::open_ibsim(o),
+            Simulated::InProcess(o) => Port::open_sim(o),
+        }
+    }
+
+    /// Attaches to a fabric simulated in this process ([`crate::carrier::sim`]): the
+    /// user-space MAD layer over the simulator's port, no daemon, nothing installed.
+    pub fn open_sim(opts: &SimOptions) -> Result<Port> {
+        let carrier = SimCarrier::attach(opts)?;
+        Port::from_carrier(Box::new(carrier), LayerConfig::default())
     }
 
     /// Like [`Port::open`], but only ports that have an SMI (QP0) qualify: on planarized HCAs
     /// the GSI-only twin device is skipped.
     #[doc(alias = "umad_open_smi_port")]
     pub fn open_smi(ca: Option<&str>, port: u32) -> Result<Port> {
-        match IbsimOptions::from_env()? {
-            Some(opts) => Port::open_ibsim(&opts)?.check_ibsim_choice(ca, port),
+        match Simulated::from_env()? {
+            Some(sim) => Port::open_simulated(&sim)?.check_sim_choice(&sim, ca, port),
             None => Ok(Port::from_transport(Box::new(KernelTransport::open(
                 &Devices::new(),
                 ca,
@@ -358,9 +379,10 @@ impl Port {
         }
     }
 
-    /// Under `UMAD_IBSIM` the simulator decides the port (`UMAD_IBSIM_NODE`): a CA or port
-    /// the caller named that is not the one opened is an error rather than silently ignored.
-    fn check_ibsim_choice(self, ca: Option<&str>, port: u32) -> Result<Port> {
+    /// Under `UMAD_IBSIM` or `UMAD_SIM` the simulator decides the port (`UMAD_IBSIM_NODE`,
+    /// `UMAD_SIM_NODE`): a CA or port the caller named that is not the one opened is an error
+    /// rather than silently ignored.
+    fn check_sim_choice(self, sim: &Simulated, ca: Option<&str>, port: u32) -> Result<Port> {
         let wrong_ca = ca.is_some_and(|c| c != self.ca_name());
         // libibumad's resolve_ca_port, as the kernel path (Devices::resolve, scan_ports): with
         // no CA named, a switch is opened at port 0 whatever port was asked; a CA named with a
@@ -372,10 +394,11 @@ impl Port {
         };
         let wrong_port = port != 0 && port != self.port_num() && !(ca.is_none() && switch());
         if wrong_ca || wrong_port {
+            let var = sim.variable();
             return Err(Error::InvalidArgument(format!(
-                "UMAD_IBSIM is set, so the port is the simulator's ({} port {}, node chosen by \
-                 UMAD_IBSIM_NODE), not CA {} port {port}: name that CA and port (or none), \
-                 or unset UMAD_IBSIM to use the kernel's devices",
+                "{var} is set, so the port is the simulator's ({} port {}, node chosen by \
+                 {var}_NODE), not CA {} port {port}: name that CA and port (or none), \
+                 or unset {var} to use the kernel's devices",
                 self.ca_name(),
                 self.port_num(),
                 ca.unwrap_or("(default)"),

@@ -1,0 +1,310 @@
+//! A fabric simulated in this process ([`ibnetsim`]) as a packet carrier: no daemon, no
+//! preload, nothing installed. Selected with `UMAD_SIM=<netfile>` (and `UMAD_SIM_NODE=<node
+//! id or NodeDescription>`) in [`Port::open`](crate::Port::open), or with
+//! [`Port::open_sim`](crate::Port::open_sim).
+//!
+//! Every port of a process opened on the same netfile attaches to one shared fabric. By
+//! default the fabric starts as a subnet manager would leave it (LIDs given, linked ports
+//! Active), since no SM runs in process; `UMAD_SIM_UNCONFIGURED=1` starts it as hardware
+//! powers on.
+//!
+//! What it answers so far: directed-route SMPs (NodeInfo, NodeDescription, PortInfo,
+//! SwitchInfo; see the `ibnetsim` README). Other packets are dropped, so their requests time
+//! out, as on a fabric where nothing answers them.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsStr;
+use std::os::unix::io::RawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+
+use ibnetsim::{Fabric, NodeIdx};
+
+use crate::addr::MadAddr;
+use crate::device::Ca;
+use crate::layer::{Carrier, Packet};
+use crate::sys::EventFlag;
+use crate::transport::Issm;
+use crate::{Error, Result};
+
+/// Environment variable naming the netfile of the fabric to simulate in process.
+pub const ENV_SIM: &str = "UMAD_SIM";
+/// Environment variable naming the node (id or NodeDescription) to attach to.
+pub const ENV_SIM_NODE: &str = "UMAD_SIM_NODE";
+/// Environment variable that, set to `1`, starts the fabric unconfigured (no LIDs, ports
+/// Initialize), as hardware powers on.
+pub const ENV_SIM_UNCONFIGURED: &str = "UMAD_SIM_UNCONFIGURED";
+/// The CA name a simulated port reports.
+pub const CA_NAME: &str = "sim0";
+
+/// Which simulated fabric to attach to, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimOptions {
+    /// The netfile (ibsim's format, or ibnetdiscover output).
+    pub netfile: PathBuf,
+    /// Node id or NodeDescription to attach to; `None`: the first node of the file. A CA
+    /// attaches at port 1, a switch at port 0 (as ibsim attaches).
+    pub node: Option<String>,
+    /// Start as a subnet manager would leave the fabric (the default), or as it powers on.
+    pub configured: bool,
+}
+
+impl SimOptions {
+    /// Options for the fabric in `netfile`, configured, at its first node.
+    pub fn new(netfile: impl Into<PathBuf>) -> SimOptions {
+        SimOptions {
+            netfile: netfile.into(),
+            node: None,
+            configured: true,
+        }
+    }
+
+    /// The same options attaching to `node`.
+    pub fn node(mut self, node: impl Into<String>) -> SimOptions {
+        self.node = Some(node.into());
+        self
+    }
+
+    /// Options from `UMAD_SIM`, `UMAD_SIM_NODE` and `UMAD_SIM_UNCONFIGURED`; `Ok(None)` when
+    /// `UMAD_SIM` is unset or empty.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `UMAD_SIM_NODE` is not UTF-8, or
+    /// `UMAD_SIM_UNCONFIGURED` is neither `0` nor `1`.
+    pub fn from_env() -> Result<Option<SimOptions>> {
+        SimOptions::from_vars(
+            std::env::var_os(ENV_SIM).as_deref(),
+            std::env::var_os(ENV_SIM_NODE).as_deref(),
+            std::env::var_os(ENV_SIM_UNCONFIGURED).as_deref(),
+        )
+    }
+
+    /// Options from those three variables' values (`None` = unset), as
+    /// [`from_env`](Self::from_env) reads them.
+    pub fn from_vars(
+        sim: Option<&OsStr>,
+        node: Option<&OsStr>,
+        unconfigured: Option<&OsStr>,
+    ) -> Result<Option<SimOptions>> {
+        let Some(netfile) = sim.filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        let mut o = SimOptions::new(netfile);
+        o.node = match node.filter(|n| !n.is_empty()) {
+            None => None,
+            Some(n) => Some(n.to_str().map(str::to_owned).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "{ENV_SIM_NODE} is not UTF-8 ({n:?}): it must name a node of the simulated \
+                     fabric by its node id or NodeDescription; set it to one, or unset it to \
+                     attach at the fabric's first node"
+                ))
+            })?),
+        };
+        o.configured = match unconfigured.map(|v| v.to_str()) {
+            None | Some(Some("" | "0")) => true,
+            Some(Some("1")) => false,
+            Some(v) => {
+                return Err(Error::InvalidArgument(format!(
+                    "{ENV_SIM_UNCONFIGURED} is {v:?}: set it to 1 to start the simulated \
+                     fabric unconfigured, or unset it"
+                )))
+            }
+        };
+        Ok(Some(o))
+    }
+}
+
+/// One simulated fabric, shared by the ports of this process that attach to it.
+#[derive(Debug)]
+struct World {
+    fabric: Fabric,
+}
+
+type Worlds = HashMap<(PathBuf, bool), Weak<Mutex<World>>>;
+
+/// The fabric of `netfile` in this process, loaded on first use.
+fn world(netfile: &Path, configured: bool) -> Result<Arc<Mutex<World>>> {
+    static WORLDS: OnceLock<Mutex<Worlds>> = OnceLock::new();
+    // By the path as given: the same file named two ways is two fabrics.
+    let key = (netfile.to_path_buf(), configured);
+    let mut worlds = WORLDS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(w) = worlds.get(&key).and_then(Weak::upgrade) {
+        return Ok(w);
+    }
+    let mut fabric = Fabric::load(netfile).map_err(|e| Error::Failed {
+        ca: CA_NAME.to_string(),
+        port: 0,
+        reason: format!("{ENV_SIM}: cannot simulate {}: {e}", netfile.display()),
+        errno: libc::EINVAL,
+    })?;
+    if configured {
+        fabric.configure(None);
+    }
+    let w = Arc::new(Mutex::new(World { fabric }));
+    worlds.retain(|_, w| w.strong_count() > 0);
+    worlds.insert(key, Arc::downgrade(&w));
+    Ok(w)
+}
+
+/// A port of a fabric simulated in this process.
+pub struct SimCarrier {
+    world: Arc<Mutex<World>>,
+    at: (NodeIdx, u8),
+    inbox: Mutex<VecDeque<Packet>>,
+    bell: EventFlag,
+}
+
+impl std::fmt::Debug for SimCarrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimCarrier")
+            .field("at", &self.at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimCarrier {
+    /// Attaches to the fabric `opts` names (loading it if this process has not yet).
+    pub fn attach(opts: &SimOptions) -> Result<SimCarrier> {
+        let world = world(&opts.netfile, opts.configured)?;
+        let at = {
+            let w = world.lock().unwrap_or_else(PoisonError::into_inner);
+            let f = &w.fabric;
+            let node = match &opts.node {
+                None if f.is_empty() => {
+                    return Err(Error::InvalidArgument(format!(
+                        "{ENV_SIM}: {} defines no node to attach to",
+                        opts.netfile.display()
+                    )))
+                }
+                None => NodeIdx(0),
+                Some(n) => f.find(n).ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "{ENV_SIM_NODE}={n:?}: no node of {} has that id or NodeDescription",
+                        opts.netfile.display()
+                    ))
+                })?,
+            };
+            (node, u8::from(!f.node(node).is_switch()))
+        };
+        let bell = EventFlag::new().map_err(|e| Error::Open {
+            ca: CA_NAME.to_string(),
+            port: u32::from(at.1),
+            path: "eventfd (simulated port)".into(),
+            source: e,
+        })?;
+        Ok(SimCarrier {
+            world,
+            at,
+            inbox: Mutex::default(),
+            bell,
+        })
+    }
+
+    fn world(&self) -> MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn inbox(&self) -> MutexGuard<'_, VecDeque<Packet>> {
+        self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Asks this port's own SMA for an attribute over the empty directed route.
+    fn local_get<T>(
+        &self,
+        attr: u16,
+        modifier: u32,
+        parse: fn(&[u8]) -> ibmad::Result<T>,
+    ) -> Result<T> {
+        let req = ibmad::Smp::dr_request(
+            ibmad::Method::Get,
+            attr,
+            modifier,
+            0,
+            &ibmad::DrPath::local(),
+        );
+        let resp = self
+            .world()
+            .fabric
+            .smp(self.at, &req)
+            .map_err(|why| Error::Failed {
+                ca: CA_NAME.to_string(),
+                port: u32::from(self.at.1),
+                reason: format!("the simulated node did not answer its own port ({why:?})"),
+                errno: libc::EIO,
+            })?;
+        let smp = ibmad::Smp::new_unchecked(&resp[..]);
+        parse(smp.data()).map_err(|e| Error::InvalidArgument(e.to_string()))
+    }
+}
+
+impl Carrier for SimCarrier {
+    fn name(&self) -> &'static str {
+        "in-process simulator"
+    }
+
+    fn ca_name(&self) -> &str {
+        CA_NAME
+    }
+
+    fn port_num(&self) -> u32 {
+        u32::from(self.at.1)
+    }
+
+    fn ca(&self) -> Result<Ca> {
+        use ibmad::attr::id;
+        let ni = self.local_get(id::NODE_INFO, 0, ibmad::NodeInfo::parse)?;
+        let pi = self.local_get(id::PORT_INFO, u32::from(self.at.1), ibmad::PortInfo::parse)?;
+        Ok(super::simulated_ca(
+            CA_NAME,
+            u32::from(self.at.1),
+            &ni,
+            &pi,
+            super::SimulatedVersions {
+                hw: 0,
+                fw: 1,
+                port_guid: ni.port_guid,
+                pkeys: vec![0xffff],
+            },
+        ))
+    }
+
+    fn issm(&self) -> Result<Issm> {
+        // Nothing forwards requests to an SM in process yet: the guard holds nothing.
+        Ok(Issm::new(Box::new(())))
+    }
+
+    fn send(&self, p: &Packet) -> Result<()> {
+        if p.qp != 0 {
+            // GSI classes are not simulated yet: nobody answers.
+            return Ok(());
+        }
+        let answer = self.world().fabric.smp(self.at, &p.mad);
+        if let Ok(mad) = answer {
+            let mut inbox = self.inbox();
+            inbox.push_back(Packet {
+                mad: mad.to_vec(),
+                addr: MadAddr::new(MadAddr::PERMISSIVE_LID, 0, 0, MadAddr::DEFAULT_QKEY),
+                qp: 0,
+                status: 0,
+            });
+            self.bell.raise();
+        }
+        Ok(())
+    }
+
+    fn try_recv(&self) -> Result<Option<Packet>> {
+        let mut inbox = self.inbox();
+        let p = inbox.pop_front();
+        if inbox.is_empty() {
+            self.bell.lower();
+        }
+        Ok(p)
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        self.bell.raw()
+    }
+}

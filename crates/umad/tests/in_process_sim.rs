@@ -1,0 +1,144 @@
+//! The fabric simulated in process (`UMAD_SIM`, [`Port::open_sim`]): no ibsim, nothing
+//! installed. Directed-route SMPs through `Port::transact`, `Rpc` and eight threads at once,
+//! the attach rules, and the errors a person can act on.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ibmad::{attr::id, DrPath, Method, NodeInfo, Smp};
+use umad::rpc::{Request, Rpc};
+use umad::{AgentSpec, MadAddr, Port, SimOptions, Simulated};
+
+fn example() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fabrics/example.net"
+    ))
+}
+
+fn node_info_req(path: &[u8], tid: u64) -> [u8; 256] {
+    Smp::dr_request(
+        Method::Get,
+        id::NODE_INFO,
+        0,
+        tid,
+        &DrPath::from_hops(path).unwrap(),
+    )
+}
+
+fn guid_of(mad: &[u8]) -> u64 {
+    NodeInfo::parse(Smp::new_checked(mad).unwrap().data())
+        .unwrap()
+        .node_guid
+}
+
+#[test]
+fn transact_reaches_every_hop_of_the_example_fabric() {
+    let port = Port::open_sim(&SimOptions::new(example())).expect("attach");
+    assert_eq!(port.ca_name(), "sim0");
+    assert_eq!(port.port_num(), 1, "a CA attaches at port 1");
+    let ca = port.ca().expect("ca");
+    assert_eq!(ca.node_guid, 0x100000);
+    assert_eq!(ca.ports[0].port_guid, 0x100001);
+    assert_eq!(ca.ports[0].state, 4, "configured: Active");
+    assert_ne!(ca.ports[0].base_lid, 0, "configured: a LID");
+    let agent = port.register(&AgentSpec::new(0x81, 1)).unwrap();
+    // H-host1 → S-sw1 → S-sw2 → H-host3 (fabrics/example.net).
+    for (path, guid) in [
+        (&[][..], 0x100000),
+        (&[1][..], 0x200000),
+        (&[1, 8][..], 0x200001),
+        (&[1, 8, 1][..], 0x100005),
+    ] {
+        let r = port
+            .transact(
+                agent,
+                &node_info_req(path, 7),
+                &MadAddr::directed_route(),
+                200,
+                0,
+            )
+            .expect("transact");
+        assert_eq!(r.status, 0, "{path:?}");
+        assert_eq!(guid_of(&r.mad), guid, "{path:?}");
+    }
+    // A route out of an unlinked port: no answer, a timeout report after the budget.
+    let t = std::time::Instant::now();
+    let r = port
+        .transact(
+            agent,
+            &node_info_req(&[1, 5], 8),
+            &MadAddr::directed_route(),
+            50,
+            1,
+        )
+        .expect("transact");
+    assert!(r.is_timeout(), "{r:?}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}
+
+#[test]
+fn eight_threads_share_one_rpc_on_the_simulated_port() {
+    let port = Port::open_sim(&SimOptions::new(example()).node("H-host3")).expect("attach");
+    assert_eq!(port.ca().unwrap().node_guid, 0x100005);
+    let rpc = Rpc::new(port);
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let rpc = rpc.clone();
+            s.spawn(move || {
+                for i in 0..250u64 {
+                    // From H-host3: 0,1 is S-sw2, 0,1,8 is S-sw1.
+                    let (path, guid) = if (t + i) % 2 == 0 {
+                        (&[1][..], 0x200001)
+                    } else {
+                        (&[1, 8][..], 0x200000)
+                    };
+                    let req =
+                        Request::new(node_info_req(path, 0).to_vec(), MadAddr::directed_route())
+                            .timeout(Duration::from_millis(500));
+                    let done = rpc.call(req).expect("call");
+                    let resp = done.outcome.response().expect("a response");
+                    assert_eq!(guid_of(&resp.mad), guid);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn ports_of_one_process_share_one_fabric_and_a_switch_attaches_at_port_0() {
+    let a = Port::open_sim(&SimOptions::new(example()).node("S-sw1")).expect("attach");
+    assert_eq!(a.port_num(), 0);
+    let b = Port::open_sim(&SimOptions::new(example()).node("sw2")).expect("by description");
+    let (ca, cb) = (a.ca().unwrap(), b.ca().unwrap());
+    assert_eq!((ca.node_guid, cb.node_guid), (0x200000, 0x200001));
+    assert_ne!(
+        ca.ports[0].base_lid, cb.ports[0].base_lid,
+        "one fabric, distinct LIDs"
+    );
+}
+
+#[test]
+fn bad_choices_are_refused_with_what_to_do() {
+    let e = Port::open_sim(&SimOptions::new(example()).node("nope")).unwrap_err();
+    assert!(e.to_string().contains("no node of"), "{e}");
+    let e = Port::open_sim(&SimOptions::new("/nonexistent/fabric.net")).unwrap_err();
+    assert!(e.to_string().contains("/nonexistent/fabric.net"), "{e}");
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let bad = OsStr::from_bytes(b"\xff");
+    let e = SimOptions::from_vars(Some(OsStr::new("x.net")), Some(bad), None).unwrap_err();
+    assert!(e.to_string().contains("UMAD_SIM_NODE is not UTF-8"), "{e}");
+    let e = SimOptions::from_vars(Some(OsStr::new("x.net")), None, Some(OsStr::new("yes")))
+        .unwrap_err();
+    assert!(e.to_string().contains("set it to 1"), "{e}");
+    let o = SimOptions::from_vars(Some(OsStr::new("x.net")), None, Some(OsStr::new("1"))).unwrap();
+    assert!(!o.unwrap().configured);
+    assert_eq!(
+        SimOptions::from_vars(Some(OsStr::new("")), None, None).unwrap(),
+        None
+    );
+    // Both simulators at once: refused by name.
+    let sim = Simulated::InProcess(SimOptions::new(example()));
+    assert_eq!(sim.variable(), "UMAD_SIM");
+}
