@@ -1,6 +1,8 @@
 //! The drop-in over the user-space MAD layer: with `UMAD_IBSIM=<ibsim socket>` (and optionally
 //! `UMAD_IBSIM_NODE=<node>`) in the environment, ports are native ibsim connections
-//! ([`umad::Port::open_ibsim`]) instead of `/dev/infiniband/umadN` — no LD_PRELOAD.
+//! ([`umad::Port::open_ibsim`]) instead of `/dev/infiniband/umadN` — no LD_PRELOAD; with
+//! `UMAD_SIM=<netfile>` (and `UMAD_SIM_NODE`), ports of a fabric simulated in the process
+//! ([`umad::Port::open_sim`]) — no daemon either. Below, "ibsim" stands for either.
 //!
 //! * **Port ids.** An opened port is kept in a process-wide table under its
 //!   [`as_raw_fd`](std::os::unix::io::AsRawFd::as_raw_fd), which is the port id handed to C: so
@@ -30,7 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use umad::device::Ca;
-use umad::{AgentId, AgentSpec, IbsimOptions, Issm, Port};
+use umad::{AgentId, AgentSpec, Issm, Port, Simulated};
 
 use crate::ffi;
 use crate::global::{ibwarn, trace};
@@ -46,17 +48,18 @@ pub(crate) const UMAD_ID: u32 = 0;
 /// The longest a simulated wait runs without a cancellation point.
 pub(crate) const SLICE: Duration = Duration::from_millis(50);
 
-/// The ibsim the environment asks for: its options, or why `UMAD_IBSIM` / `UMAD_IBSIM_NODE`
-/// cannot be used (not UTF-8). A bad value is not taken for "no ibsim": the process asked
-/// for the simulator, so every connection fails as a failed ibsim connect does.
-pub(crate) type SimEnv = Result<IbsimOptions, String>;
+/// The simulator the environment asks for (ibsim, `UMAD_IBSIM`, or one in process,
+/// `UMAD_SIM`): its options, or why the variables cannot be used (not UTF-8, both set). A bad
+/// value is not taken for "no simulator": the process asked for one, so every connection
+/// fails as a failed ibsim connect does.
+pub(crate) type SimEnv = Result<Simulated, String>;
 
 /// The ibsim to use, from the environment (read once per process); `None`: the kernel. A
 /// value that cannot be used is printed once, as libibumad prints its warnings.
 pub(crate) fn options() -> Option<&'static SimEnv> {
     static OPTIONS: OnceLock<Option<SimEnv>> = OnceLock::new();
     OPTIONS
-        .get_or_init(|| match IbsimOptions::from_env() {
+        .get_or_init(|| match Simulated::from_env() {
             Ok(opts) => opts.map(Ok),
             Err(e) => {
                 ibwarn("umad_ibsim", format_args!("{e}"));
@@ -70,7 +73,7 @@ pub(crate) fn options() -> Option<&'static SimEnv> {
         .as_ref()
 }
 
-/// Whether the drop-in runs over ibsim (`UMAD_IBSIM` set).
+/// Whether the drop-in runs over a simulator (`UMAD_IBSIM` or `UMAD_SIM` set).
 pub(crate) fn enabled() -> bool {
     options().is_some()
 }
@@ -160,7 +163,7 @@ fn connect(env: &SimEnv) -> umad::Result<Arc<SimPort>> {
         .map_err(|why| umad::Error::InvalidArgument(why.clone()))?;
     Ok(Arc::new(SimPort {
         servers: Mutex::new(Servers::default()),
-        port: Port::open_ibsim(opts)?,
+        port: Port::open_simulated(opts)?,
     }))
 }
 

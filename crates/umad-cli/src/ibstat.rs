@@ -1,5 +1,6 @@
 //! `umad ibstat`: the local CAs and their ports, as infiniband-diags' `ibstat` prints them
-//! (from sysfs through [`umad::device`], or the simulated port when `UMAD_IBSIM` is set),
+//! (from sysfs through [`umad::device`], or the simulated port when `UMAD_IBSIM` or `UMAD_SIM`
+//! is set),
 //! or `--json` (docs/json/ibstat-v1.schema.json).
 //!
 //! `ibstat [-l] [-s] [-p] [<ca_name> [portnum]]`: `-l` the CA names, `-s` without ports,
@@ -65,10 +66,10 @@ fn is_fdr10(devices: Option<&Devices>, ca: &str, port: u32) -> bool {
     })
 }
 
-/// The CAs: the simulated one under `UMAD_IBSIM`, else every device in sysfs, by name; and
-/// the sysfs devices (`None` under ibsim).
+/// The CAs: the simulated one under `UMAD_IBSIM` or `UMAD_SIM`, else every device in sysfs,
+/// by name; and the sysfs devices (`None` under a simulator).
 fn all_cas() -> Result<(Vec<Ca>, Option<Devices>), String> {
-    if umad::IbsimOptions::from_env()
+    if umad::Simulated::from_env()
         .map_err(|e| e.to_string())?
         .is_some()
     {
