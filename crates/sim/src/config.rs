@@ -9,7 +9,8 @@ use crate::model::{Fabric, NodeIdx, MAX_UNICAST_LID};
 impl Fabric {
     /// Assigns LIDs (LIDs already set are kept; the others are given in node order from the
     /// lowest free one, one per switch and per CA port, each 2^LMC-aligned with LMC 0) and
-    /// makes every linked port Active, as a sweep would. Returns the highest LID given, or
+    /// makes every linked port Active and writes min-hop LFTs ([`Fabric::route_min_hop`]), as
+    /// a sweep would. Returns the highest LID given, or
     /// `None` when the unicast LID space ran out (the ports left have LID 0).
     pub fn configure(&mut self, sm_lid: Option<u16>) -> Option<u16> {
         let mut used = vec![false; usize::from(MAX_UNICAST_LID) + 1];
@@ -59,6 +60,7 @@ impl Fabric {
                 }
             }
         }
+        self.route_min_hop();
         (!full).then_some(top)
     }
 }

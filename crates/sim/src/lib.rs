@@ -3,12 +3,15 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod deliver;
+pub mod lid;
 pub mod load;
 pub mod model;
 pub mod smi;
 #[cfg(test)]
 mod tests;
 
+pub use deliver::Reply;
 pub use model::{Builder, Fabric, Node, NodeIdx, NodeSpec, Origin, Port};
 pub use smi::{Answer, Dropped};
 

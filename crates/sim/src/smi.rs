@@ -14,8 +14,14 @@ use crate::model::{Fabric, Node, NodeIdx, Port};
 /// Why an SMP got no answer (the simulator's counters and tests say which).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dropped {
-    /// Not a directed-route SMP this simulator routes yet (LID-routed SMPs come later).
+    /// A directed-route SMP with a LID-routed part (a non-permissive DrSLID or DrDLID),
+    /// which this simulator does not route yet.
     NotDirected,
+    /// No LID route to the destination, or back to the sender: unrouted, past a switch's
+    /// table, or through a port that is not LinkUp and Active.
+    NoRoute,
+    /// Nothing on the destination node answers this class.
+    NoAgent,
     /// A hop pointer, hop count or direction that fits no rule (C14-9:5, C14-13:5).
     BadHop,
     /// The route leaves through a port the node does not have, or one without a link.
@@ -97,7 +103,7 @@ impl Fabric {
     }
 
     /// The SMA of `at` answers the request in `buf` (which arrived on `in_port`) in place.
-    fn answer(&mut self, at: NodeIdx, in_port: u8, buf: &mut [u8; MAD_SIZE]) {
+    pub(crate) fn answer(&mut self, at: NodeIdx, in_port: u8, buf: &mut [u8; MAD_SIZE]) {
         let (method, attr, modifier) = {
             let mad = Mad::new_unchecked(&buf[..]);
             (mad.method(), mad.attr_id(), mad.attr_mod())
@@ -142,6 +148,23 @@ impl Fabric {
                         Status::SUCCESS
                     }
                     _ => Status(Status::INVALID_ATTR_VALUE),
+                }
+            }
+            (Method::Get, id::LFT) if node.is_switch() => {
+                // Attribute modifier: the block of 64 LIDs.
+                let lft = node.switch.as_ref().map_or(&[][..], |s| &s.lft[..]);
+                let start = (modifier as usize).saturating_mul(64);
+                if modifier > u32::from(crate::model::MAX_UNICAST_LID) / 64 {
+                    Status(Status::INVALID_ATTR_VALUE)
+                } else {
+                    let mut block = ibmad::LinearForwardingTable::unrouted();
+                    for (i, port) in block.ports.iter_mut().enumerate() {
+                        if let Some(p) = lft.get(start + i) {
+                            *port = *p;
+                        }
+                    }
+                    block.emit(&mut data);
+                    Status::SUCCESS
                 }
             }
             (Method::Get, id::SWITCH_INFO) if node.is_switch() => {

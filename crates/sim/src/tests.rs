@@ -274,3 +274,77 @@ fn every_repository_fabric_loads_and_every_link_answers() {
     }
     assert!(seen >= 5, "found {seen} fabrics");
 }
+
+#[test]
+fn configured_fabrics_route_every_lid_by_min_hop_tables() {
+    let (mut f, [h1, sw1, sw2, h2]) = two_switches();
+    // Unconfigured: no LIDs, nothing routes.
+    assert_eq!(f.lid_route((h1, 1), 5), None);
+    f.configure(None);
+    let lid = |f: &Fabric, n: NodeIdx, p: u8| f.node(n).lid_of(p);
+    let (l_h1, l_sw1, l_sw2, l_h2) = (
+        lid(&f, h1, 1),
+        lid(&f, sw1, 0),
+        lid(&f, sw2, 0),
+        lid(&f, h2, 1),
+    );
+    assert_eq!(f.lid_route((h1, 1), l_h2), Some((h2, 1)));
+    assert_eq!(f.lid_route((h2, 1), l_h1), Some((h1, 1)));
+    assert_eq!(
+        f.lid_route((h1, 1), l_sw2),
+        Some((sw2, 2)),
+        "arrives on sw2's port 2"
+    );
+    assert_eq!(f.lid_route((h1, 1), l_sw1), Some((sw1, 1)));
+    assert_eq!(
+        f.lid_route((sw1, 0), l_h2),
+        Some((h2, 1)),
+        "from a switch's port 0"
+    );
+    assert_eq!(f.lid_route((h1, 1), l_h1), Some((h1, 1)), "to itself");
+    // h1's unlinked port 2 has a LID nobody can reach, and routes nowhere itself.
+    let dead = lid(&f, h1, 2);
+    assert_eq!(f.lid_route((h2, 1), dead), None);
+    assert_eq!(f.lid_route((h1, 2), l_h2), None);
+    // A LID-routed Get(NodeInfo) and its answer by LID.
+    let req = Smp::lid_request(Method::Get, id::NODE_INFO, 0, 9);
+    let r = f.deliver((h1, 1), l_sw2, 0, &req).unwrap();
+    assert_eq!(r.slid, l_sw2);
+    let ni = NodeInfo::parse(Smp::new_checked(&r.mad[..]).unwrap().data()).unwrap();
+    assert_eq!((ni.node_guid, ni.local_port_num), (0x300, 2));
+    // A link taken down (its port no longer Active) breaks the route.
+    f.node_mut(sw1).ports[3].state = PortState::Down;
+    assert_eq!(f.lid_route((h1, 1), l_h2), None);
+    assert_eq!(f.deliver((h1, 1), l_h2, 0, &req), Err(Dropped::NoRoute));
+}
+
+/// On the three-level fat tree every host reaches every sampled host in at most the tree's
+/// diameter of switch hops, and the tables hold no loop (every walk ends).
+#[test]
+fn min_hop_tables_on_a_fat_tree_reach_everything() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fabrics/fattree3-1760.net"
+    );
+    let mut f = Fabric::load(path).unwrap();
+    f.configure(None);
+    let hosts: Vec<(NodeIdx, u8)> = f
+        .nodes()
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| !n.is_switch())
+        .flat_map(|(i, n)| {
+            n.ports
+                .iter()
+                .filter(|p| p.remote.is_some())
+                .map(move |p| (NodeIdx(i as u32), p.num))
+        })
+        .collect();
+    assert!(hosts.len() > 1000);
+    for (i, &a) in hosts.iter().enumerate().step_by(37) {
+        for &b in hosts.iter().skip(i % 11).step_by(53) {
+            let to = f.node(b.0).lid_of(b.1);
+            assert_eq!(f.lid_route(a, to), Some(b), "{a:?} -> {b:?}");
+        }
+    }
+}

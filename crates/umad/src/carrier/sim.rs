@@ -8,9 +8,10 @@
 //! Active), since no SM runs in process; `UMAD_SIM_UNCONFIGURED=1` starts it as hardware
 //! powers on.
 //!
-//! What it answers so far: directed-route SMPs (NodeInfo, NodeDescription, PortInfo,
-//! SwitchInfo; see the `ibnetsim` README). Other packets are dropped, so their requests time
-//! out, as on a fabric where nothing answers them.
+//! What it answers so far: SMPs by directed route and, on a configured fabric, by LID
+//! (NodeInfo, NodeDescription, PortInfo, SwitchInfo, ExtPortInfo; see the `ibnetsim` README).
+//! Other packets are dropped, so their requests time out, as on a fabric where nothing
+//! answers them.
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsStr;
@@ -277,17 +278,18 @@ impl Carrier for SimCarrier {
     }
 
     fn send(&self, p: &Packet) -> Result<()> {
-        if p.qp != 0 {
-            // GSI classes are not simulated yet: nobody answers.
-            return Ok(());
-        }
-        let answer = self.world().fabric.smp(self.at, &p.mad);
-        if let Ok(mad) = answer {
+        let reply = self
+            .world()
+            .fabric
+            .deliver(self.at, p.addr.lid, p.qp, &p.mad);
+        // A request nothing answers (no route, no agent) is lost, as on a fabric: its sender
+        // times out.
+        if let Ok(r) = reply {
             let mut inbox = self.inbox();
             inbox.push_back(Packet {
-                mad: mad.to_vec(),
-                addr: MadAddr::new(MadAddr::PERMISSIVE_LID, 0, 0, MadAddr::DEFAULT_QKEY),
-                qp: 0,
+                mad: r.mad.to_vec(),
+                addr: MadAddr::new(r.slid, r.sqp, 0, MadAddr::DEFAULT_QKEY),
+                qp: p.qp,
                 status: 0,
             });
             self.bell.raise();

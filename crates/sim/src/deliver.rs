@@ -1,0 +1,70 @@
+//! Where a packet goes: directed-route SMPs by their route ([`Fabric::smp`]), everything
+//! else by LID through the switches' tables ([`Fabric::lid_route`]), to the node's agent
+//! that answers its class, and the answer back to the sender the same way.
+
+use ibmad::{Mad, MgmtClass, MAD_SIZE};
+
+use crate::model::{Fabric, NodeIdx};
+use crate::smi::Dropped;
+
+/// The permissive LID: a directed-route SMP's DLID.
+pub const PERMISSIVE_LID: u16 = 0xffff;
+
+/// An answer on its way back to the sender.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The response MAD.
+    pub mad: [u8; MAD_SIZE],
+    /// Its source LID (the permissive LID for a directed-route response).
+    pub slid: u16,
+    /// Its source QP: 0 for an SMP, 1 for GSI classes.
+    pub sqp: u32,
+}
+
+impl Fabric {
+    /// Delivers a request sent from `from` (node, port) to `dlid` on QP `qp` and returns the
+    /// reply that comes back to that port.
+    pub fn deliver(
+        &mut self,
+        from: (NodeIdx, u8),
+        dlid: u16,
+        qp: u32,
+        mad: &[u8],
+    ) -> Result<Reply, Dropped> {
+        let mut buf = [0u8; MAD_SIZE];
+        let n = mad.len().min(MAD_SIZE);
+        buf[..n].copy_from_slice(&mad[..n]);
+        let header = Mad::new_unchecked(&buf[..]);
+        if header.is_response() {
+            return Err(Dropped::NotARequest);
+        }
+        let class = header.mgmt_class();
+        if qp == 0 && class == MgmtClass::SubnDirectedRoute {
+            return self.smp(from, mad).map(|mad| Reply {
+                mad,
+                slid: PERMISSIVE_LID,
+                sqp: 0,
+            });
+        }
+        let (at, in_port) = self.lid_route(from, dlid).ok_or(Dropped::NoRoute)?;
+        let sqp = match (qp, class) {
+            (0, MgmtClass::SubnLid) => {
+                self.answer(at, in_port, &mut buf);
+                0
+            }
+            _ => return Err(Dropped::NoAgent),
+        };
+        // Back by LID to the sender's LID, from the port the request came in on.
+        let slid = self.lid_of(at, in_port);
+        let to = self.lid_of(from.0, from.1);
+        let back = self.lid_route((at, in_port), to).ok_or(Dropped::NoRoute)?;
+        if back.0 != from.0 {
+            return Err(Dropped::NoRoute);
+        }
+        Ok(Reply {
+            mad: buf,
+            slid,
+            sqp,
+        })
+    }
+}
