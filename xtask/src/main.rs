@@ -34,9 +34,14 @@ commands:
   gen-fattree LEAVES SPINES HOSTS_PER_LEAF [RADIX]
         print a two-level fat-tree netfile for ibsim (RADIX defaults to 36), e.g.
         `cargo xtask gen-fattree 36 8 28 > fabrics/fattree-1008.net`
-  demo  start ibsim on fabrics/example.net, run opensm once, and show the C tools next to
-        the umad-rs examples (installs the missing ibsim packages with apt-get when run as
-        root, else names the command)
+  demo [--with-c]
+        run the umad-rs tools (ibstat, ibnetdiscover, smpquery, iblinkinfo, ibroute,
+        ibtracert, ibswitches, ibhosts) and the nodeinfo example on fabrics/example.net
+        simulated in process (UMAD_SIM; nothing installed), each under the command to type;
+        then, when ibsim, umad2sim and opensm are installed, start ibsim on the same fabric,
+        run opensm once and show the C tools next to ours (with --with-c: install the missing
+        ibsim packages with apt-get when run as root, else name the command; without it and
+        without them: skip that part and say so)
   test [--require-ibsim] [--min-ibsim-tests N] [-- CARGO_TEST_ARGS...]
         install the missing Debian packages the tests need (as root; else name the command),
         then cargo test --workspace, recording which ibsim-backed tests ran; with
@@ -104,7 +109,7 @@ fn main() -> ExitCode {
             .map(|net| {
                 print!("{net}");
             }),
-        "demo" if rest.is_empty() => demo::run(),
+        "demo" => demo::parse_args(rest).and_then(|o| demo::run(&o)),
         "capture-fixtures" if rest.is_empty() => capture::run(),
         "libibumad" if rest.is_empty() => libibumad::run(),
         "test" => testrun::parse_opts(rest, true).and_then(|o| testrun::test(&o)),

@@ -1,8 +1,9 @@
 //! The Debian packages the workspace needs, and whether each one is installed.
 //!
 //! The list is the file `debian-packages` next to this crate's `Cargo.toml` (compiled in), so
-//! the harness's install hint, `cargo xtask demo`/`test` (which install what is missing when
-//! run as root) and `.ci/run` (which reads the file with `sed`) all name the same packages.
+//! the harness's install hint, `cargo xtask demo --with-c`/`test` (which install what is
+//! missing when run as root) and `.ci/run` (which reads the file with `sed`) all name the
+//! same packages.
 //! Whether a package is installed is decided by cheap checks of the files the workspace
 //! actually uses (an executable, a header, the umad2sim shim), not by asking dpkg, so a
 //! machine that has everything never needs apt and a tool built from source counts too.
@@ -18,7 +19,8 @@ const LIST: &str = include_str!("../debian-packages");
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Need {
     /// The simulator stack: ibsim, libumad2sim.so, opensm and the C diagnostic tools (the
-    /// harness, `cargo xtask demo` and every ibsim-backed test).
+    /// harness, `cargo xtask demo`'s side-by-side with the C tools and every ibsim-backed
+    /// test).
     Ibsim,
     /// What `cargo xtask test` needs on top of [`Need::Ibsim`]: a C compiler with the libc,
     /// kernel and libibumad headers, readelf and valgrind.
