@@ -251,9 +251,10 @@ impl Builder {
                 remote: None,
                 lid: 0,
                 lmc: 0,
-                // Port 0 of a switch is always up; an unlinked port is down.
+                // Port 0 of a switch is always up (and Active from the start, as ibsim has
+                // it); an unlinked port is down.
                 state: if switch && num == 0 {
-                    PortState::Initialize
+                    PortState::Active
                 } else {
                     PortState::Down
                 },
@@ -262,7 +263,9 @@ impl Builder {
                 } else {
                     PhysPortState::Polling
                 },
-                width_enabled: 3,
+                // ibsim's defaults for a port no netfile line sets (its DEFAULT_LINKWIDTH,
+                // 4x, and DEFAULT_LINKSPEED, SDR).
+                width_enabled: 2,
                 speed_enabled: 1,
                 speed_ext_enabled: 0,
                 mlnx_speed_enabled: 0,

@@ -8,6 +8,10 @@ use ibmad::{
     attr::id, DrAction, Mad, Method, NodeDescription, NodeInfo, NodeType, PhysPortState, PortInfo,
     PortState, Smp, Status, SwitchInfo, MAD_SIZE,
 };
+use ibmad::{
+    attr::{cap, cap2},
+    Mtu,
+};
 
 use crate::model::{Fabric, Node, NodeIdx, Port};
 
@@ -190,17 +194,22 @@ fn node_info(node: &Node, in_port: u8) -> NodeInfo {
         system_image_guid: s.system_image_guid,
         node_guid: s.guid,
         port_guid: node.port(in_port).map_or(s.guid, |p| p.guid),
+        // ibsim's NodeInfo templates: 8 P_Keys a switch, 64 a CA or router.
         partition_cap: if s.node_type == NodeType::Switch {
             8
         } else {
-            32
+            64
         },
         device_id: s.device_id,
-        revision: 0,
+        // ibsim's value (both templates).
+        revision: IBSIM_REVISION,
         local_port_num: in_port,
         vendor_id: s.vendor_id,
     }
 }
+
+/// NodeInfo.Revision of every ibsim node.
+const IBSIM_REVISION: u32 = 0xa1;
 
 /// The highest bit of `order` set in both ends' enabled masks (ibsim's rule), or 0.
 fn negotiated(a: u8, b: u8, order: &[u8]) -> u8 {
@@ -217,16 +226,20 @@ const WIDTHS: [u8; 5] = [8, 4, 2, 16, 1];
 const SPEEDS: [u8; 3] = [4, 2, 1];
 /// Extended speeds from fastest (LinkSpeedExtEnabled bits: FDR 1, EDR 2, HDR 4, NDR 8).
 const SPEEDS_EXT: [u8; 4] = [8, 4, 2, 1];
-/// Every extended speed up to NDR (LinkSpeedExtSupported when extended speeds are active).
-const SPEEDS_EXT_ALL: u8 = 0x0f;
 /// Mellanox FDR10 (ExtPortInfo LinkSpeed bit 0).
 const MLNX_FDR10: u8 = 1;
 
-/// PortInfo.CapabilityMask as ibsim's port templates have it: a CA port (linked, and
-/// unlinked), a switch's port 0; a switch's external ports have none.
-const CAP_CA: u32 = 0x0040_c048;
-const CAP_CA_DOWN: u32 = 0x0010_c048;
-const CAP_SWITCH_PORT0: u32 = 0x0000_c048;
+/// PortInfo.LinkWidthSupported of every ibsim port: 1x, 2x, 4x, 8x and 12x.
+const IBSIM_WIDTHS_SUPPORTED: u8 = 0x1f;
+/// PortInfo.LinkSpeedSupported of every ibsim port: SDR, DDR and QDR.
+const IBSIM_SPEEDS_SUPPORTED: u8 = 7;
+/// PortInfo.LinkSpeedExtSupported of an ibsim port with an extended speed active: FDR, EDR
+/// and HDR (ibsim 0.10; 0.12 adds NDR).
+const IBSIM_SPEEDS_EXT_SUPPORTED: u8 = 7;
+/// PortInfo.OperationalVLs of every ibsim port: its VLCap (VL0-7), until an SM sets it.
+const IBSIM_OPERATIONAL_VLS: u8 = 4;
+/// The subnet prefix an SM programs (the default one, fe80::/64).
+const DEFAULT_GID_PREFIX: u64 = 0xfe80_0000_0000_0000;
 
 /// What both ends of a link agreed on (ibsim negotiates at link time; an unlinked port keeps
 /// 4x SDR and no extended speed).
@@ -254,6 +267,81 @@ fn active(f: &Fabric, p: &Port) -> Active {
     }
 }
 
+/// PortInfo.CapabilityMask bits every ibsim port template with a mask has (a switch's
+/// external ports have none): traps, SL-to-VL mapping, extended speeds, CapabilityMask2.
+const IBSIM_CAP_BASE: u32 = cap::IS_TRAP_SUPPORTED
+    | cap::IS_SL_MAPPING_SUPPORTED
+    | cap::IS_EXTENDED_SPEEDS_SUPPORTED
+    | cap::IS_CAPABILITY_MASK2_SUPPORTED;
+/// PortInfo.CapabilityMask2 of ibsim's CA and switch port 0 templates: 2x width and HDR.
+const IBSIM_CAP2: u16 = cap2::IS_LINK_WIDTH_2X_SUPPORTED | cap2::IS_LINK_SPEED_HDR_SUPPORTED;
+
+/// The PortInfo of ibsim's template for a switch's port 0 (`smaport` in ibsim's
+/// `sim_net.c`), before the fields each port fills in over it (see [`port_info`]).
+fn ibsim_switch_port0() -> PortInfo {
+    PortInfo {
+        capability_mask: IBSIM_CAP_BASE,
+        m_key_lease_period: 4089,
+        link_down_default_state: 2,
+        neighbor_mtu: Mtu::Mtu256,
+        vl_cap: 4,
+        vl_arbitration_high_cap: 8,
+        vl_arbitration_low_cap: 8,
+        mtu_cap: Mtu::Mtu1024,
+        guid_cap: 1,
+        subnet_timeout: 0x1f,
+        resp_time_value: 8,
+        capability_mask2: IBSIM_CAP2,
+        ..PortInfo::default()
+    }
+}
+
+/// ibsim's template for a switch's external port, linked (`swport`) or not
+/// (`swport_down`, which differs in LocalPhyErrors only among the fields not filled in
+/// per port).
+fn ibsim_switch_port(linked: bool) -> PortInfo {
+    PortInfo {
+        link_down_default_state: 2,
+        neighbor_mtu: Mtu::Mtu2048,
+        vl_cap: 4,
+        vl_arbitration_high_cap: 8,
+        vl_arbitration_low_cap: 8,
+        mtu_cap: Mtu::Mtu2048,
+        vl_stall_count: 7,
+        local_phy_errors: if linked { 0 } else { 4 },
+        ..PortInfo::default()
+    }
+}
+
+/// ibsim's template for a CA's or router's port, linked (`hcaport`) or not
+/// (`hcaport_down`, whose CapabilityMask lacks IsCapabilityMaskNoticeSupported).
+fn ibsim_ca_port(linked: bool) -> PortInfo {
+    let capability_mask = IBSIM_CAP_BASE | cap::IS_VENDOR_CLASS_SUPPORTED;
+    PortInfo {
+        capability_mask: if linked {
+            capability_mask | cap::IS_CAPABILITY_MASK_NOTICE_SUPPORTED
+        } else {
+            capability_mask
+        },
+        m_key_lease_period: 4089,
+        link_down_default_state: 2,
+        neighbor_mtu: Mtu::Mtu2048,
+        vl_cap: 4,
+        vl_arbitration_high_cap: 8,
+        vl_arbitration_low_cap: 8,
+        mtu_cap: Mtu::Mtu2048,
+        vl_stall_count: 7,
+        guid_cap: 32,
+        subnet_timeout: 0x1f,
+        capability_mask2: IBSIM_CAP2,
+        ..PortInfo::default()
+    }
+}
+
+/// PortInfo of port `num` of `node`, asked through `in_port`: ibsim's template for the kind
+/// of port, with what ibsim fills in per port over it (`update_portinfo`): LID, LMC, SM
+/// LID, states, widths and speeds, OperationalVLs, HOQLife (0 until an SM sets it) and the
+/// subnet prefix (0 until an SM sets it).
 fn port_info(f: &Fabric, node: &Node, num: u8, in_port: u8) -> PortInfo {
     let p = &node.ports[usize::from(num)];
     let linked = p.remote.is_some();
@@ -264,66 +352,80 @@ fn port_info(f: &Fabric, node: &Node, num: u8, in_port: u8) -> PortInfo {
     } else {
         (p.lid, p.lmc)
     };
-    let capability_mask = match (node.is_switch(), num, linked) {
-        (true, 0, _) => CAP_SWITCH_PORT0,
-        (true, _, _) => 0,
-        (false, _, true) => CAP_CA,
-        (false, _, false) => CAP_CA_DOWN,
+    let template = match (node.is_switch(), num) {
+        (true, 0) => ibsim_switch_port0(),
+        (true, _) => ibsim_switch_port(linked),
+        (false, _) => ibsim_ca_port(linked),
     };
     let ext = a.speed_ext != 0;
+    // The configured start stands for an SM's sweep, which gives every port it programs
+    // (CA ports and switch port 0, the ones that know the SM's LID) the default prefix.
+    let programmed = !switch_port && p.master_sm_lid != 0;
     PortInfo {
-        gid_prefix: if switch_port {
-            0
-        } else {
-            0xfe80_0000_0000_0000
-        },
+        gid_prefix: if programmed { DEFAULT_GID_PREFIX } else { 0 },
         lid: if switch_port { 0 } else { lid },
         lmc: if switch_port { 0 } else { lmc },
         master_sm_lid: if switch_port { 0 } else { p.master_sm_lid },
-        capability_mask,
         local_port_num: in_port,
         link_width_enabled: p.width_enabled,
-        link_width_supported: 0x1f,
+        link_width_supported: IBSIM_WIDTHS_SUPPORTED,
         link_width_active: ibmad::LinkWidth::from(a.width),
-        link_speed_supported: 7,
+        link_speed_supported: IBSIM_SPEEDS_SUPPORTED,
         port_state: if linked || num == 0 {
             p.state
         } else {
             PortState::Down
         },
         port_physical_state: p.phys,
-        link_down_default_state: 2,
         link_speed_active: a.speed,
         link_speed_enabled: p.speed_enabled,
-        neighbor_mtu: ibmad::Mtu::Mtu2048,
-        vl_cap: 4,
-        mtu_cap: ibmad::Mtu::Mtu2048,
-        operational_vls: 4,
+        operational_vls: IBSIM_OPERATIONAL_VLS,
+        hoq_life: 0,
         link_speed_ext_enabled: if ext { p.speed_ext_enabled } else { 0 },
-        link_speed_ext_supported: if ext { SPEEDS_EXT_ALL } else { 0 },
+        link_speed_ext_supported: if ext { IBSIM_SPEEDS_EXT_SUPPORTED } else { 0 },
         link_speed_ext_active: a.speed_ext,
-        ..PortInfo::default()
+        ..template
     }
 }
 
+/// Mellanox ExtPortInfo: ibsim fills in the FDR10 fields only on a link that came up at
+/// FDR10 without an extended speed (both ends enable FDR10 and no common extended speed);
+/// otherwise it is all zero.
 fn mlnx_ext_port_info(f: &Fabric, p: &Port) -> ibmad::attr::MlnxExtPortInfo {
-    let mlnx = active(f, p).mlnx;
-    let ena = if mlnx != 0 { p.mlnx_speed_enabled } else { 0 };
+    let a = active(f, p);
+    if a.mlnx == 0 || a.speed_ext != 0 {
+        return ibmad::attr::MlnxExtPortInfo::default();
+    }
     ibmad::attr::MlnxExtPortInfo {
-        link_speed_supported: ena,
-        link_speed_enabled: ena,
-        link_speed_active: mlnx,
+        link_speed_supported: p.mlnx_speed_enabled,
+        link_speed_enabled: p.mlnx_speed_enabled,
+        link_speed_active: a.mlnx,
         ..Default::default()
     }
 }
 
+/// SwitchInfo.LinearFDBCap of an ibsim switch (its `MAXLINEARCAP`, 30 × 1024).
+const IBSIM_LINEAR_FDB_CAP: u16 = 30 * 1024;
+/// SwitchInfo.MulticastFDBCap of an ibsim switch (`MAXMCASTCAP`).
+const IBSIM_MULTICAST_FDB_CAP: u16 = 1024;
+/// SwitchInfo.PartitionEnforcementCap of ibsim's switch template.
+const IBSIM_PARTITION_ENFORCEMENT_CAP: u16 = 64;
+
 fn switch_info(node: &Node) -> SwitchInfo {
     let sw = node.switch.as_ref();
+    // ibsim raises PortStateChange when a port links up, as hardware does; an SM's sweep
+    // clears it (the configured start: port 0 knows the SM's LID).
+    let swept = node.ports[0].master_sm_lid != 0;
+    let linked = node.ports.iter().any(|p| p.remote.is_some());
     SwitchInfo {
-        linear_fdb_cap: 0xc000,
-        multicast_fdb_cap: 0x400,
+        linear_fdb_cap: IBSIM_LINEAR_FDB_CAP,
+        multicast_fdb_cap: IBSIM_MULTICAST_FDB_CAP,
         linear_fdb_top: sw.map_or(0, |s| s.linear_fdb_top),
-        lids_per_port: 0,
+        port_state_change: linked && !swept,
+        partition_enforcement_cap: IBSIM_PARTITION_ENFORCEMENT_CAP,
+        // ibsim's template says it filters raw packets both ways.
+        filter_raw_inbound_cap: true,
+        filter_raw_outbound_cap: true,
         enhanced_port0: node.spec.enhanced_port0,
         ..SwitchInfo::default()
     }
