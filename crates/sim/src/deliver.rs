@@ -46,19 +46,27 @@ impl Fabric {
                 sqp: 0,
             });
         }
-        let (at, in_port) = self.lid_route(from, dlid).ok_or(Dropped::NoRoute)?;
+        let mut hops = Vec::new();
+        let there = self.lid_path(from, dlid, &mut hops);
+        self.count_hops(&mut hops);
+        let (at, in_port) = there.ok_or(Dropped::NoRoute)?;
         let sqp = match (qp, class) {
             (0, MgmtClass::SubnLid) => {
                 self.answer(at, in_port, &mut buf);
                 0
+            }
+            (1, MgmtClass::Perf) => {
+                self.pma(at, &mut buf);
+                1
             }
             _ => return Err(Dropped::NoAgent),
         };
         // Back by LID to the sender's LID, from the port the request came in on.
         let slid = self.lid_of(at, in_port);
         let to = self.lid_of(from.0, from.1);
-        let back = self.lid_route((at, in_port), to).ok_or(Dropped::NoRoute)?;
-        if back.0 != from.0 {
+        let back = self.lid_path((at, in_port), to, &mut hops);
+        self.count_hops(&mut hops);
+        if back.ok_or(Dropped::NoRoute)?.0 != from.0 {
             return Err(Dropped::NoRoute);
         }
         Ok(Reply {

@@ -114,6 +114,17 @@ impl Fabric {
     /// walking the links and the switches' LFTs; `None` when it is dropped: no route, a LID
     /// past a switch's table, or a port on the way that is not LinkUp and Active.
     pub fn lid_route(&self, from: (NodeIdx, u8), dlid: u16) -> Option<(NodeIdx, u8)> {
+        self.lid_path(from, dlid, &mut Vec::new())
+    }
+
+    /// [`Fabric::lid_route`], recording every link crossed in `hops` (also those of a
+    /// packet dropped on the way).
+    pub(crate) fn lid_path(
+        &self,
+        from: (NodeIdx, u8),
+        dlid: u16,
+        hops: &mut Vec<crate::smi::Hop>,
+    ) -> Option<(NodeIdx, u8)> {
         if self.owns_lid(from.0, from.1, dlid) {
             return Some(from);
         }
@@ -135,6 +146,7 @@ impl Fabric {
             if !usable(at, out) || !usable(next, in_port) {
                 return None;
             }
+            hops.push(((at, out), (next, in_port)));
             let node = self.node(next);
             if !node.is_switch() {
                 return self

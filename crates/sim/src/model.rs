@@ -90,6 +90,8 @@ pub struct Port {
     pub mlnx_speed_enabled: u8,
     /// The SM's LID as this port knows it.
     pub master_sm_lid: u16,
+    /// What the port has counted (the PMA's PortCounters).
+    pub counters: crate::pma::Counters,
 }
 
 /// A switch's forwarding state.
@@ -270,6 +272,7 @@ impl Builder {
                 speed_ext_enabled: 0,
                 mlnx_speed_enabled: 0,
                 master_sm_lid: 0,
+                counters: crate::pma::Counters::default(),
             })
             .collect();
         f.by_id.insert(spec.id.clone(), idx);

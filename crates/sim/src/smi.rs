@@ -34,6 +34,9 @@ pub enum Dropped {
     NotARequest,
 }
 
+/// One link a packet crossed: out of (node, port), into (node, port).
+pub(crate) type Hop = ((NodeIdx, u8), (NodeIdx, u8));
+
 /// An SMA's answer, or why there is none.
 pub type Answer = Result<[u8; MAD_SIZE], Dropped>;
 
@@ -54,12 +57,17 @@ impl Fabric {
         if smp.direction() || smp.method().is_response() {
             return Err(Dropped::NotARequest);
         }
-        // Out: from the sender (no arrival port) to the node the route names.
-        let (at, in_port) = self.walk(from, &mut buf)?;
+        let mut hops = Vec::new();
+        // Out: from the sender (no arrival port) to the node the route names. Every link a
+        // packet crossed counts, whether or not it got further.
+        let there = self.walk(from, &mut buf, &mut hops);
+        self.count_hops(&mut hops);
+        let (at, in_port) = there?;
         self.answer(at, in_port, &mut buf);
         // Back along the return path to the sender.
-        let (back, _) = self.walk((at, in_port), &mut buf)?;
-        if back != from.0 {
+        let back = self.walk((at, in_port), &mut buf, &mut hops);
+        self.count_hops(&mut hops);
+        if back?.0 != from.0 {
             return Err(Dropped::NoLink);
         }
         Ok(buf)
@@ -72,6 +80,7 @@ impl Fabric {
         &self,
         start: (NodeIdx, u8),
         buf: &mut [u8; MAD_SIZE],
+        hops: &mut Vec<Hop>,
     ) -> Result<(NodeIdx, u8), Dropped> {
         let (mut at, mut port) = start;
         let mut arrived: Option<u8> = None;
@@ -92,6 +101,7 @@ impl Fabric {
                     if p.phys != PhysPortState::LinkUp {
                         return Err(Dropped::NoLink);
                     }
+                    hops.push(((at, out), (next, next_port)));
                     at = next;
                     port = next_port;
                     arrived = Some(next_port);
@@ -124,7 +134,10 @@ impl Fabric {
                 Status::SUCCESS
             }
             (Method::Get, id::PORT_INFO) => {
-                // Attribute modifier: the port number (0 on a CA: the port asked through).
+                // Attribute modifier: the port number (0 on a CA: the port asked through);
+                // bit 31 asks for the extended form where a port supports it (ibsim, like
+                // ports without it, ignores the bit).
+                let modifier = modifier & !(1 << 31);
                 let num = modifier as u8;
                 let num = if num == 0 && !node.is_switch() {
                     in_port

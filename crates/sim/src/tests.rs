@@ -347,3 +347,83 @@ fn min_hop_tables_on_a_fat_tree_reach_everything() {
         }
     }
 }
+
+#[test]
+fn the_pma_counts_simulated_traffic_and_resets() {
+    use ibmad::perf::attr_id;
+    use ibmad::{MadHeader, MgmtClass, PortCounters, PortCountersExt};
+    let (mut f, [h1, sw1, _, h2]) = two_switches();
+    f.configure(None);
+    let (l_sw1, l_h2) = (f.node(sw1).lid_of(0), f.node(h2).lid_of(1));
+    let pma = |attr: u16, method: Method, port: u8| {
+        let mut buf = [0u8; 256];
+        MadHeader::request(MgmtClass::Perf, 1, method, attr, 0, 5)
+            .emit(&mut ibmad::Mad::new_unchecked(&mut buf[..]));
+        buf[64 + 1] = port;
+        buf
+    };
+    let counters = |f: &mut Fabric, lid: u16, port: u8| {
+        let r = f
+            .deliver(
+                (h1, 1),
+                lid,
+                1,
+                &pma(attr_id::PORT_COUNTERS, Method::Get, port),
+            )
+            .unwrap();
+        assert_eq!(r.sqp, 1);
+        PortCounters::parse(&r.mad[64..]).unwrap()
+    };
+    // Three directed-route SMPs to h2 cross sw1's port 3 out and back.
+    for _ in 0..3 {
+        get(&mut f, (h1, 1), id::NODE_INFO, 0, &[0, 1, 3, 4]).unwrap();
+    }
+    let c = counters(&mut f, l_sw1, 3);
+    assert_eq!((c.port_xmit_pkts, c.port_rcv_pkts), (3, 3));
+    assert_eq!(c.port_xmit_data, 3 * 72);
+    // The PMA request itself crossed sw1 port 1 in (and its answer goes out after).
+    let c1 = counters(&mut f, l_sw1, 1);
+    assert_eq!(
+        c1.port_rcv_pkts,
+        3 + 2,
+        "3 SMPs and 2 PMA requests came in on port 1"
+    );
+    // AllPortSelect sums the switch's ports; extended counters agree.
+    let all = counters(&mut f, l_sw1, 0xff);
+    assert!(all.port_xmit_pkts >= c.port_xmit_pkts + c1.port_xmit_pkts);
+    let r = f
+        .deliver(
+            (h1, 1),
+            l_sw1,
+            1,
+            &pma(attr_id::PORT_COUNTERS_EXT, Method::Get, 3),
+        )
+        .unwrap();
+    let e = PortCountersExt::parse(&r.mad[64..]).unwrap();
+    assert_eq!(e.port_xmit_pkts, 3);
+    // Set resets; a port the node does not have is an error status.
+    f.deliver(
+        (h1, 1),
+        l_sw1,
+        1,
+        &pma(attr_id::PORT_COUNTERS, Method::Set, 3),
+    )
+    .unwrap();
+    assert_eq!(counters(&mut f, l_sw1, 3).port_xmit_pkts, 0);
+    let r = f
+        .deliver(
+            (h1, 1),
+            l_h2,
+            1,
+            &pma(attr_id::PORT_COUNTERS, Method::Get, 9),
+        )
+        .unwrap();
+    assert_eq!(
+        Smp::new_unchecked(&r.mad[..]).status().without_direction(),
+        Status(Status::INVALID_ATTR_VALUE)
+    );
+    // A class no node serves gets no answer.
+    let mut sa = pma(0x12, Method::Get, 0);
+    sa[1] = 0x03;
+    assert_eq!(f.deliver((h1, 1), l_sw1, 1, &sa), Err(Dropped::NoAgent));
+}

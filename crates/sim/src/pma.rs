@@ -1,0 +1,165 @@
+//! The performance management agent (class 0x04) of every node: ClassPortInfo, PortCounters
+//! and PortCountersExtended, Get and Set (reset), with counters that count the simulated
+//! traffic — every packet a port sends or receives, 72 dwords each (a 256-byte MAD on the
+//! wire, as ibsim counts it).
+
+use ibmad::perf::{attr_id, cap};
+use ibmad::{ClassPortInfo, Mad, Method, PortCounters, PortCountersExt, Status, MAD_SIZE};
+
+use crate::model::{Fabric, NodeIdx};
+
+/// Dwords one simulated packet adds to the data counters.
+pub const PACKET_DWORDS: u64 = 72;
+/// PortSelect meaning every port of the node (with AllPortSelect).
+const ALL_PORTS: u8 = 0xff;
+
+/// What one port has counted since it was last reset.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Dwords sent.
+    pub xmit_data: u64,
+    /// Dwords received.
+    pub rcv_data: u64,
+    /// Packets sent.
+    pub xmit_pkts: u64,
+    /// Packets received.
+    pub rcv_pkts: u64,
+    /// Packets the port could not send (no route, link down).
+    pub xmit_discards: u64,
+    /// Packets received with errors.
+    pub rcv_errors: u64,
+}
+
+impl Counters {
+    fn add(&mut self, o: &Counters) {
+        self.xmit_data = self.xmit_data.saturating_add(o.xmit_data);
+        self.rcv_data = self.rcv_data.saturating_add(o.rcv_data);
+        self.xmit_pkts = self.xmit_pkts.saturating_add(o.xmit_pkts);
+        self.rcv_pkts = self.rcv_pkts.saturating_add(o.rcv_pkts);
+        self.xmit_discards = self.xmit_discards.saturating_add(o.xmit_discards);
+        self.rcv_errors = self.rcv_errors.saturating_add(o.rcv_errors);
+    }
+}
+
+/// A 64-bit count seen through a narrower counter, which stops at its maximum (IBA 16.1.3.5).
+fn sat<T: TryFrom<u64> + Copy>(v: u64, max: T) -> T {
+    T::try_from(v).unwrap_or(max)
+}
+
+impl Fabric {
+    /// Counts the packets of `hops` (and empties it).
+    pub(crate) fn count_hops(&mut self, hops: &mut Vec<crate::smi::Hop>) {
+        for (from, to) in hops.drain(..) {
+            self.count_hop(from, to);
+        }
+    }
+
+    /// Counts one packet leaving `from` and arriving at `to`.
+    fn count_hop(&mut self, from: (NodeIdx, u8), to: (NodeIdx, u8)) {
+        let out = &mut self.node_mut(from.0).ports[usize::from(from.1)].counters;
+        out.xmit_pkts += 1;
+        out.xmit_data += PACKET_DWORDS;
+        let inc = &mut self.node_mut(to.0).ports[usize::from(to.1)].counters;
+        inc.rcv_pkts += 1;
+        inc.rcv_data += PACKET_DWORDS;
+    }
+
+    /// The PMA of `at` answers the request in `buf` in place (the response method and
+    /// status set; the data is the attribute).
+    pub(crate) fn pma(&mut self, at: NodeIdx, buf: &mut [u8; MAD_SIZE]) {
+        let (method, attr) = {
+            let mad = Mad::new_unchecked(&buf[..]);
+            (mad.method(), mad.attr_id())
+        };
+        let data_at = ibmad::perf::PERF_DATA_OFFSET;
+        let status = match (method, attr) {
+            (Method::Get, ibmad::attr::id::CLASS_PORT_INFO) => {
+                // ibsim's: extended counters and PortXmitWait; AllPortSelect on switches.
+                let all = if self.node(at).is_switch() {
+                    cap::ALL_PORT_SELECT
+                } else {
+                    0
+                };
+                let cpi = ClassPortInfo {
+                    base_version: 1,
+                    class_version: 1,
+                    capability_mask: all
+                        | cap::EXT_WIDTH_SUPPORTED
+                        | cap::PORT_COUNTERS_XMIT_WAIT_SUPPORTED,
+                    resp_time_value: 18,
+                    ..ClassPortInfo::default()
+                };
+                let mut data = [0u8; MAD_SIZE - 64];
+                cpi.emit(&mut data[..]);
+                buf[data_at..].copy_from_slice(&data);
+                Status::SUCCESS
+            }
+            (Method::Get | Method::Set, attr_id::PORT_COUNTERS | attr_id::PORT_COUNTERS_EXT) => {
+                let ext = attr == attr_id::PORT_COUNTERS_EXT;
+                // PortSelect is byte 1 of both attributes.
+                let select = buf[data_at + 1];
+                let ports = self.selected(at, select);
+                match ports {
+                    None => Status(Status::INVALID_ATTR_VALUE),
+                    Some(ports) => {
+                        if method == Method::Set {
+                            for p in &ports {
+                                self.node_mut(at).ports[usize::from(*p)].counters =
+                                    Counters::default();
+                            }
+                        }
+                        let mut total = Counters::default();
+                        for p in &ports {
+                            total.add(&self.node(at).ports[usize::from(*p)].counters);
+                        }
+                        let mut data = [0u8; MAD_SIZE - 64];
+                        if ext {
+                            PortCountersExt {
+                                port_select: select,
+                                counter_select: 0,
+                                port_xmit_data: total.xmit_data,
+                                port_rcv_data: total.rcv_data,
+                                port_xmit_pkts: total.xmit_pkts,
+                                port_rcv_pkts: total.rcv_pkts,
+                                port_unicast_xmit_pkts: total.xmit_pkts,
+                                port_unicast_rcv_pkts: total.rcv_pkts,
+                                ..PortCountersExt::default()
+                            }
+                            .emit(&mut data[..]);
+                        } else {
+                            PortCounters {
+                                port_select: select,
+                                port_xmit_data: sat(total.xmit_data, u32::MAX),
+                                port_rcv_data: sat(total.rcv_data, u32::MAX),
+                                port_xmit_pkts: sat(total.xmit_pkts, u32::MAX),
+                                port_rcv_pkts: sat(total.rcv_pkts, u32::MAX),
+                                port_xmit_discards: sat(total.xmit_discards, u16::MAX),
+                                port_rcv_errors: sat(total.rcv_errors, u16::MAX),
+                                ..PortCounters::default()
+                            }
+                            .emit(&mut data[..]);
+                        }
+                        buf[data_at..].copy_from_slice(&data);
+                        Status::SUCCESS
+                    }
+                }
+            }
+            (Method::Get | Method::Set, _) => Status(Status::METHOD_ATTR_NOT_SUPPORTED),
+            _ => Status(Status::METHOD_NOT_SUPPORTED),
+        };
+        let mut mad = Mad::new_unchecked(&mut buf[..]);
+        let response = method.response().unwrap_or(Method::GetResp);
+        mad.set_method(response);
+        mad.set_status(status);
+    }
+
+    /// The ports a PortSelect names on `node`: one port, or with 0xFF every port (a switch's
+    /// external ports, a CA's ports); `None` for a port the node does not have.
+    fn selected(&self, node: NodeIdx, select: u8) -> Option<Vec<u8>> {
+        let n = self.node(node);
+        if select == ALL_PORTS {
+            return Some((1..=n.spec.num_ports).collect());
+        }
+        n.port(select).map(|p| vec![p.num])
+    }
+}
