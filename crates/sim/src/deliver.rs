@@ -22,8 +22,14 @@ pub struct Reply {
 }
 
 impl Fabric {
+    /// Whether `port` is a port of a node of this fabric (a switch's port 0 included).
+    pub fn has_port(&self, (node, port): (NodeIdx, u8)) -> bool {
+        (node.0 as usize) < self.len() && self.node(node).port(port).is_some()
+    }
+
     /// Delivers a request sent from `from` (node, port) to `dlid` on QP `qp` and returns the
-    /// reply that comes back to that port.
+    /// reply that comes back to that port. Any bytes are accepted: what is not a request
+    /// this fabric answers is dropped, with the reason.
     pub fn deliver(
         &mut self,
         from: (NodeIdx, u8),
@@ -31,6 +37,9 @@ impl Fabric {
         qp: u32,
         mad: &[u8],
     ) -> Result<Reply, Dropped> {
+        if !self.has_port(from) {
+            return Err(Dropped::NoLink);
+        }
         let mut buf = [0u8; MAD_SIZE];
         let n = mad.len().min(MAD_SIZE);
         buf[..n].copy_from_slice(&mad[..n]);

@@ -47,6 +47,9 @@ impl Fabric {
     /// Delivers a subnet management request sent from `from` (node, port) and returns the
     /// response that comes back to that port.
     pub fn smp(&mut self, from: (NodeIdx, u8), mad: &[u8]) -> Answer {
+        if !self.has_port(from) {
+            return Err(Dropped::NoLink);
+        }
         let mut buf = [0u8; MAD_SIZE];
         let n = mad.len().min(MAD_SIZE);
         buf[..n].copy_from_slice(&mad[..n]);
