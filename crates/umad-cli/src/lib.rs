@@ -19,6 +19,7 @@ pub mod ibstat;
 pub mod ibtracert;
 pub mod perfquery;
 pub mod saquery;
+pub mod sim_serve;
 pub mod sminfo;
 pub mod smpdump;
 pub mod smpquery;
@@ -152,6 +153,11 @@ pub const TOOLS: &[Tool] = &[
         name: "ibqueryerrors",
         about: "report port error counters beyond thresholds over the fabric (-k, -K, --data, ...)",
         main: ibqueryerrors::main,
+    },
+    Tool {
+        name: "sim",
+        about: "sim serve <netfile>: serve a simulated fabric over ibsim's socket protocol",
+        main: sim_serve::main,
     },
 ];
 

@@ -21,9 +21,8 @@ use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::io;
 use std::net::Shutdown;
-use std::os::linux::net::SocketAddrExt;
 use std::os::unix::io::{AsRawFd, RawFd};
-use std::os::unix::net::{SocketAddr, UnixDatagram};
+use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -41,22 +40,11 @@ pub const ENV_NODE: &str = "UMAD_IBSIM_NODE";
 /// The CA name a native ibsim connection reports, the one umad2sim's fake sysfs uses too.
 pub const CA_NAME: &str = "ibsim0";
 
-const MAGIC: u32 = 0xdead_beef;
-const CTL_LEN: usize = 80;
-const CTL_DATA: usize = 16;
-const PACKET_LEN: usize = 288;
-const PACKET_MAD: usize = 32;
-/// Longest MAD ibsim carries.
-pub const MAX_MAD: usize = 256;
+pub mod wire;
 
-const CTL_ERROR: u32 = 0;
-const CTL_CONNECT: u32 = 1;
-const CTL_DISCONNECT: u32 = 2;
-const CTL_GET_VENDOR: u32 = 4;
-const CTL_GET_NODEINFO: u32 = 7;
-const CTL_GET_PORTINFO: u32 = 8;
-const CTL_SET_ISSM: u32 = 9;
-const CTL_GET_PKEYS: u32 = 10;
+/// Longest MAD ibsim carries.
+pub use wire::MAX_MAD;
+use wire::{abstract_addr, ctl, CTL_LEN, PACKET_LEN};
 
 /// How long a control request after the attach (NodeInfo, PortInfo, IsSM, ...) waits for
 /// ibsim's answer.
@@ -153,13 +141,6 @@ fn env_text(name: &str, value: Option<&OsStr>, what: &str) -> Result<Option<Stri
     }
 }
 
-fn abstract_addr(name: &str) -> io::Result<SocketAddr> {
-    // ibsim's names include the trailing NUL in the abstract address.
-    let mut v = name.as_bytes().to_vec();
-    v.push(0);
-    SocketAddr::from_abstract_name(&v)
-}
-
 /// `d` as a person reads it: `5 s`, `1.5 s`, `300 ms`.
 fn human(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
@@ -197,7 +178,7 @@ enum CallFailure {
     Send(io::Error),
     /// No answer within the socket's read timeout, or reading failed.
     NoAnswer(io::Error),
-    /// ibsim answered `SIM_CTL_ERROR` (or something that is not a `struct sim_ctl`).
+    /// ibsim answered `SIM_ctl::ERROR` (or something that is not a `struct sim_ctl`).
     Refused,
 }
 
@@ -205,12 +186,7 @@ impl Chan {
     /// One request/reply with the current slot; `data` is sent and overwritten with the
     /// reply's data.
     fn exchange(&self, typ: u32, data: &mut [u8]) -> std::result::Result<(), CallFailure> {
-        let mut m = [0u8; CTL_LEN];
-        m[0..4].copy_from_slice(&MAGIC.to_ne_bytes());
-        m[4..8].copy_from_slice(&self.slot.unwrap_or(0).to_ne_bytes());
-        m[8..12].copy_from_slice(&typ.to_ne_bytes());
-        m[12..16].copy_from_slice(&(data.len() as u32).to_ne_bytes());
-        m[CTL_DATA..CTL_DATA + data.len()].copy_from_slice(data);
+        let m = wire::Ctl::request(self.slot.unwrap_or(0), typ, data).encode();
         self.sock.send(&m).map_err(CallFailure::Send)?;
         let mut r = [0u8; CTL_LEN];
         let n = loop {
@@ -220,10 +196,11 @@ impl Chan {
                 other => break other.map_err(CallFailure::NoAnswer)?,
             }
         };
-        if n != CTL_LEN || u32::from_ne_bytes([r[8], r[9], r[10], r[11]]) == CTL_ERROR {
-            return Err(CallFailure::Refused);
-        }
-        data.copy_from_slice(&r[CTL_DATA..CTL_DATA + data.len()]);
+        let reply = match wire::Ctl::decode(&r[..n]) {
+            Some(c) if c.typ != ctl::ERROR => c,
+            _ => return Err(CallFailure::Refused),
+        };
+        data.copy_from_slice(&reply.data[..data.len()]);
         Ok(())
     }
 }
@@ -308,7 +285,12 @@ impl Ctl {
 
     /// Attaches: the CONNECT with `info` (44 bytes of `struct sim_client_info`, updated from
     /// the answer), waiting at most `timeout` for it; the slot is ours from then on.
-    fn attach(&self, info: &mut [u8; 44], timeout: Duration, node: &str) -> Result<u32> {
+    fn attach(
+        &self,
+        info: &mut [u8; wire::CLIENT_INFO_LEN],
+        timeout: Duration,
+        node: &str,
+    ) -> Result<u32> {
         let mut chan = self.chan();
         if TERMINATING.load(Ordering::SeqCst) {
             return Err(self.err(
@@ -324,7 +306,7 @@ impl Ctl {
             .map_err(|e| self.err("cannot set a timeout on the control socket", Some(e)))
             .and_then(|()| {
                 let base = &self.base;
-                chan.exchange(CTL_CONNECT, info).map_err(|f| match f {
+                chan.exchange(ctl::CONNECT, info).map_err(|f| match f {
                     CallFailure::Send(e) => self.err(
                         format!(
                             "ibsim's control socket @{base}:ctl went away (ibsim ended?): start \
@@ -361,7 +343,7 @@ impl Ctl {
         // Later requests get the usual wait (a failed restore shows in their errors).
         let _ = chan.sock.set_read_timeout(Some(CONTROL_TIMEOUT));
         answered?;
-        let slot = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
+        let slot = wire::ClientInfo::decode(info).id;
         chan.slot = Some(slot);
         Ok(slot)
     }
@@ -380,13 +362,13 @@ impl Ctl {
         // within microseconds; a stopped or dying one must not hold the closing process for
         // the control socket's 5 s.
         let _ = chan.sock.set_read_timeout(Some(DISCONNECT_WAIT));
-        let _ = chan.exchange(CTL_DISCONNECT, &mut []);
+        let _ = chan.exchange(ctl::DISCONNECT, &mut []);
         chan.slot = None;
     }
 
     fn set_issm(&self, on: bool) -> Result<()> {
         let mut d = (on as i32).to_ne_bytes();
-        self.call(CTL_SET_ISSM, &mut d)
+        self.call(ctl::SET_ISSM, &mut d)
     }
 }
 
@@ -454,7 +436,7 @@ impl IbsimCarrier {
             // below 2^31; bit 30 keeps it apart from umad2sim's ids (plain pids).
             let id = 0x4000_0000 | ((pid & 0x3_ffff) << 12) | k;
             let ctl = match UnixDatagram::bind_addr(
-                &abstract_addr(&format!("{base}:ctl{id}"))
+                &abstract_addr(&wire::client_ctl(&base, id))
                     .map_err(|e| fail("bad socket name".into(), Some(e)))?,
             ) {
                 Ok(s) => s,
@@ -467,7 +449,7 @@ impl IbsimCarrier {
                 }
             };
             let data = match UnixDatagram::bind_addr(
-                &abstract_addr(&format!("{base}:in{id}"))
+                &abstract_addr(&wire::client_in(&base, id))
                     .map_err(|e| fail("bad socket name".into(), Some(e)))?,
             ) {
                 Ok(s) => s,
@@ -476,7 +458,7 @@ impl IbsimCarrier {
             };
             break (ctl, data, id);
         };
-        let server = abstract_addr(&format!("{base}:ctl"))
+        let server = abstract_addr(&wire::server_ctl(&base))
             .map_err(|e| fail("bad socket name".into(), Some(e)))?;
         // One try: ibsim binds its control socket only once its fabric is built, and a
         // datagram socket takes requests as soon as it is bound, so a refusal means that no
@@ -511,15 +493,11 @@ impl IbsimCarrier {
             live.push(Arc::downgrade(&ctl));
         }
 
-        let mut info = [0u8; 44];
-        info[0..4].copy_from_slice(&id.to_ne_bytes());
-        info[8..12].copy_from_slice(&u32::from(opts.issm).to_ne_bytes());
-        info[12..12 + node.len()].copy_from_slice(node.as_bytes());
+        let mut info = [0u8; wire::CLIENT_INFO_LEN];
+        wire::ClientInfo::new(id, opts.issm, &node).encode_into(&mut info);
         let slot = ctl.attach(&mut info, opts.connect_timeout, &node)?;
-        let node_id = String::from_utf8_lossy(&info[12..44])
-            .trim_end_matches('\0')
-            .to_string();
-        let connected = abstract_addr(&format!("{base}:out{slot}"))
+        let node_id = wire::ClientInfo::decode(&info).node();
+        let connected = abstract_addr(&wire::server_out(&base, slot))
             .and_then(|a| ctl.data.connect_addr(&a))
             .and_then(|()| ctl.data.set_nonblocking(true));
         // From here on, dropping `t` gives the slot back.
@@ -547,7 +525,7 @@ impl IbsimCarrier {
     /// The attached node's NodeInfo, from ibsim's control channel.
     pub fn node_info(&self) -> Result<ibmad::attr::NodeInfo> {
         let mut d = [0u8; 64];
-        self.ctl.call(CTL_GET_NODEINFO, &mut d)?;
+        self.ctl.call(ctl::GET_NODEINFO, &mut d)?;
         ibmad::attr::NodeInfo::parse(&d)
             .map_err(|e| self.ctl.err(format!("bad NodeInfo from ibsim: {e}"), None))
     }
@@ -556,7 +534,7 @@ impl IbsimCarrier {
     pub fn port_info(&self, port: u8) -> Result<ibmad::attr::PortInfo> {
         let mut d = [0u8; 64];
         d[0] = port;
-        self.ctl.call(CTL_GET_PORTINFO, &mut d)?;
+        self.ctl.call(ctl::GET_PORTINFO, &mut d)?;
         ibmad::attr::PortInfo::parse(&d)
             .map_err(|e| self.ctl.err(format!("bad PortInfo from ibsim: {e}"), None))
     }
@@ -564,7 +542,7 @@ impl IbsimCarrier {
     /// The attached port's first 32 P_Keys.
     pub fn pkeys(&self) -> Result<Vec<u16>> {
         let mut d = [0u8; 64];
-        self.ctl.call(CTL_GET_PKEYS, &mut d)?;
+        self.ctl.call(ctl::GET_PKEYS, &mut d)?;
         Ok(d.chunks_exact(2)
             .map(|c| u16::from_be_bytes([c[0], c[1]]))
             .collect())
@@ -580,8 +558,12 @@ impl IbsimCarrier {
         let mut pkt = [0u8; PACKET_LEN];
         loop {
             match self.ctl.data.recv(&mut pkt) {
-                Ok(PACKET_LEN) => return Ok(Some(decode(&pkt))),
-                Ok(_) => {} // not a sim_request: ibsim ignores those too
+                Ok(n) => {
+                    // Anything but a sim_request is ignored, as ibsim ignores it.
+                    if let Some(r) = wire::Request::decode(&pkt[..n]) {
+                        return Ok(Some(decode(r)));
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.io_err("receiving a MAD", e)),
@@ -595,35 +577,36 @@ impl IbsimCarrier {
 }
 
 /// A `struct sim_request` as a packet.
-fn decode(pkt: &[u8; PACKET_LEN]) -> Packet {
-    let be32 = |o: usize| u32::from_be_bytes([pkt[o], pkt[o + 1], pkt[o + 2], pkt[o + 3]]);
-    let slid = u16::from_be(u32::from_ne_bytes([pkt[4], pkt[5], pkt[6], pkt[7]]) as u16);
+fn decode(r: wire::Request) -> Packet {
     Packet {
-        mad: pkt[PACKET_MAD..].to_vec(),
-        addr: MadAddr::new(slid, be32(12), 0, MadAddr::DEFAULT_QKEY),
-        qp: be32(8),
-        status: be32(16),
+        mad: r.mad.to_vec(),
+        addr: MadAddr::new(r.slid, r.sqp, 0, MadAddr::DEFAULT_QKEY),
+        qp: r.dqp,
+        status: r.status,
     }
 }
 
 /// A packet as a `struct sim_request`: dlid from the address (the permissive LID makes it
 /// directed route, with slid 0xffff; otherwise slid 0 lets ibsim fill in the port's LID).
 fn encode(p: &Packet) -> [u8; PACKET_LEN] {
-    let mut pkt = [0u8; PACKET_LEN];
     let dlid = p.addr.lid;
-    let slid: u16 = if dlid == MadAddr::PERMISSIVE_LID {
-        0xffff
-    } else {
-        0
-    };
-    pkt[0..4].copy_from_slice(&u32::from(dlid.to_be()).to_ne_bytes());
-    pkt[4..8].copy_from_slice(&u32::from(slid.to_be()).to_ne_bytes());
-    pkt[8..12].copy_from_slice(&p.addr.qpn.to_be_bytes());
-    pkt[12..16].copy_from_slice(&p.qp.to_be_bytes());
-    pkt[24..32].copy_from_slice(&(MAX_MAD as u64).to_be_bytes());
+    let mut mad = [0u8; MAX_MAD];
     let n = p.mad.len().min(MAX_MAD);
-    pkt[PACKET_MAD..PACKET_MAD + n].copy_from_slice(&p.mad[..n]);
-    pkt
+    mad[..n].copy_from_slice(&p.mad[..n]);
+    wire::Request {
+        dlid,
+        slid: if dlid == MadAddr::PERMISSIVE_LID {
+            0xffff
+        } else {
+            0
+        },
+        dqp: p.addr.qpn,
+        sqp: p.qp,
+        status: 0,
+        length: MAX_MAD as u64,
+        mad,
+    }
+    .encode()
 }
 
 impl Carrier for IbsimCarrier {
@@ -642,10 +625,9 @@ impl Carrier for IbsimCarrier {
     fn ca(&self) -> Result<Ca> {
         let ni = self.node_info()?;
         let pi = self.port_info(0)?;
-        let mut v = [0u8; 24];
-        self.ctl.call(CTL_GET_VENDOR, &mut v)?;
-        let hw_ver = u32::from_ne_bytes([v[8], v[9], v[10], v[11]]);
-        let fw_ver = u64::from_ne_bytes([v[16], v[17], v[18], v[19], v[20], v[21], v[22], v[23]]);
+        let mut v = [0u8; wire::VENDOR_LEN];
+        self.ctl.call(ctl::GET_VENDOR, &mut v)?;
+        let wire::Vendor { hw_ver, fw_ver, .. } = wire::Vendor::decode(&v);
         // As umad2sim derives the port GUID: ibsim's NodeInfo carries no per-port GUID here.
         let port_guid = ni.node_guid + u64::from(pi.local_port_num);
         Ok(super::simulated_ca(
@@ -741,7 +723,7 @@ mod tests {
 
     /// A stand-in for ibsim's control socket `<base>:ctl`.
     fn fake_ibsim(base: &str) -> UnixDatagram {
-        UnixDatagram::bind_addr(&abstract_addr(&format!("{base}:ctl")).unwrap()).unwrap()
+        UnixDatagram::bind_addr(&abstract_addr(&wire::server_ctl(base)).unwrap()).unwrap()
     }
 
     fn reason(e: &Error) -> String {
@@ -841,12 +823,12 @@ mod tests {
         let mut m = [0u8; 128];
         let n = stalled.recv(&mut m).expect("the CONNECT request");
         assert_eq!(n, CTL_LEN);
-        assert_eq!(&m[8..12], &CTL_CONNECT.to_ne_bytes());
-        assert_eq!(&m[CTL_DATA + 12..CTL_DATA + 19], b"H-host3");
+        assert_eq!(&m[8..12], &ctl::CONNECT.to_ne_bytes());
+        assert_eq!(&m[wire::CTL_DATA + 12..wire::CTL_DATA + 19], b"H-host3");
         assert!(stalled.recv(&mut m).is_err(), "one request only");
     }
 
-    /// ibsim answering SIM_CTL_ERROR is a refusal, reported at once.
+    /// ibsim answering SIM_ctl::ERROR is a refusal, reported at once.
     #[test]
     fn a_refusal_is_reported_as_one() {
         let base = unique("refusing");
@@ -855,7 +837,7 @@ mod tests {
             let mut m = [0u8; CTL_LEN];
             let (n, from) = server.recv_from(&mut m).unwrap();
             assert_eq!(n, CTL_LEN);
-            m[8..12].copy_from_slice(&CTL_ERROR.to_ne_bytes());
+            m[8..12].copy_from_slice(&ctl::ERROR.to_ne_bytes());
             server.send_to_addr(&m, &from).unwrap();
         });
         let t0 = Instant::now();

@@ -1,0 +1,591 @@
+//! `umad sim serve <netfile> [--socket NAME] [--configured]`: a daemon in place of ibsim that
+//! speaks ibsim's socket protocol ([`umad::carrier::ibsim::wire`]) over a simulated fabric
+//! ([`ibnetsim::Fabric`]), so that C tools under umad2sim, the native client (`UMAD_IBSIM`)
+//! and the drop-in work against it unchanged.
+//!
+//! As ibsim does:
+//! - the control socket `<base>:ctl` answers CONNECT (a node by id or NodeDescription, by
+//!   default the first node of the netfile; a CA at its first port, a switch at port 0; a
+//!   second SM client on one node is refused), DISCONNECT and the GET_*/SET_ISSM requests,
+//!   NodeInfo and PortInfo as the node's own SMA answers them, adjusted where ibsim's
+//!   control channel returns its stored copies (NodeInfo's PortGUID is the node GUID and its
+//!   LocalPortNum that of the node's template; PortInfo's LocalPortNum is the port's own);
+//! - each client slot has its data socket `<base>:out<slot>`, connected to the client's
+//!   `<base>:in<id>`; a request's TID bits 48-63 are stamped with the slot, the request goes
+//!   through [`ibnetsim::Fabric::deliver`] from the client's port, the answer comes back with
+//!   addresses and QPs swapped, and a request nothing answers comes back at once, unchanged,
+//!   with status 110 (ibsim's fast failure, which C tools rely on); malformed packets
+//!   (bad versions, a directed route with a hop pointer, a wrong direction bit or LID-routed
+//!   parts) and TrapRepress are dropped without an answer.
+//!
+//! Unlike ibsim: no ten-client limit (slots up to the 65,536 that fit the TID's 16 bits, each
+//! data socket bound when its slot is first used); a client that went away without
+//! DISCONNECT loses its slot when a send to it fails or when the next client connects (its
+//! `<base>:in<id>` no longer exists); no console. Not yet: requests nobody in the fabric
+//! answers (SA, SMInfo, traps, ...) are not forwarded to the node's SM client but returned
+//! with status 110; SET_ISSM shows in the control channel's PortInfo, not yet in the SMA's.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::unix::net::UnixDatagram;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, Command};
+use ibmad::attr::id;
+use ibnetsim::{Fabric, NodeIdx};
+use umad::carrier::ibsim::wire::{self, ctl, Ctl, Request};
+
+use crate::exit;
+
+/// How long a reply may wait for room in a client's socket before it is dropped.
+const SEND_WAIT: Duration = Duration::from_millis(200);
+
+/// PortInfo.CapabilityMask.IsSM.
+const CAP_IS_SM: u32 = 1 << 1;
+
+/// The clap command of `umad sim`.
+pub fn command() -> Command {
+    Command::new("sim")
+        .about("ibsim's place: serve a simulated fabric over ibsim's socket protocol")
+        .subcommand_required(true)
+        .subcommand(
+            Command::new("serve")
+                .about(
+                    "serve <netfile> as ibsim does (unconfigured: no SM has swept it), for C \
+                     tools under umad2sim (IBSIM_SOCKNAME), umad (UMAD_IBSIM) and the drop-in",
+                )
+                .arg(
+                    Arg::new("netfile")
+                        .required(true)
+                        .value_parser(clap::value_parser!(std::path::PathBuf))
+                        .help("the fabric, an ibsim netfile"),
+                )
+                .arg(
+                    Arg::new("socket")
+                        .long("socket")
+                        .short('s')
+                        .num_args(1)
+                        .value_name("NAME")
+                        .help("the socket base name (ibsim's IBSIM_SOCKNAME; default \"sim\")"),
+                )
+                .arg(
+                    Arg::new("configured")
+                        .long("configured")
+                        .action(ArgAction::SetTrue)
+                        .help(
+                            "start configured, as after an SM's sweep (LIDs, Active ports, LFTs)",
+                        ),
+                ),
+        )
+}
+
+/// `umad sim`.
+pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
+    let argv = std::iter::once(OsString::from(prog)).chain(args);
+    let m = match command().name(prog).try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+        }
+    };
+    let Some(("serve", m)) = m.subcommand() else {
+        return exit::USAGE;
+    };
+    let netfile = m
+        .get_one::<std::path::PathBuf>("netfile")
+        .expect("required");
+    let base = m
+        .get_one::<String>("socket")
+        .cloned()
+        .unwrap_or_else(|| wire::DEFAULT_BASE.to_string());
+    let mut fabric = match Fabric::load(netfile) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{prog} serve: cannot load {}: {e}", netfile.display());
+            return exit::FAILURE;
+        }
+    };
+    if fabric.is_empty() {
+        eprintln!(
+            "{prog} serve: {} defines no node to attach clients to",
+            netfile.display()
+        );
+        return exit::FAILURE;
+    }
+    if m.get_flag("configured") {
+        fabric.configure(None);
+    }
+    let server = match Server::bind(&base, fabric) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "{prog} serve: cannot bind @{}: {e} (is an ibsim or another server using \
+                 that name? choose another with --socket)",
+                wire::server_ctl(&base)
+            );
+            return exit::FAILURE;
+        }
+    };
+    println!(
+        "Network simulator ready.\n{} nodes from {}, socket @{} (IBSIM_SOCKNAME={base}, \
+         UMAD_IBSIM={base})",
+        server.state().fabric.len(),
+        netfile.display(),
+        wire::server_ctl(&base)
+    );
+    let _ = io::stdout().flush();
+    server.serve_control();
+    exit::FAILURE
+}
+
+/// A client attached to a slot.
+#[derive(Debug, Clone)]
+struct Client {
+    /// The id it connected with (its sockets' number).
+    id: u32,
+    /// Its data socket's name, `<base>:in<id>`.
+    peer: String,
+    /// Where it is attached.
+    at: (NodeIdx, u8),
+    /// Whether it attached as the node's SM.
+    issm: bool,
+}
+
+/// One client slot: its data socket, bound on first use and kept.
+#[derive(Debug)]
+struct Slot {
+    sock: Arc<UnixDatagram>,
+    /// Bumped on every CONNECT to this slot, under `sending`: a reply computed for an
+    /// earlier client of the slot is not sent to the next one.
+    generation: Arc<AtomicU64>,
+    /// Held while sending on `sock`, and while `sock` is connected to a new client.
+    sending: Arc<Mutex<()>>,
+    client: Option<Client>,
+}
+
+#[derive(Debug)]
+struct State {
+    fabric: Fabric,
+    slots: Vec<Slot>,
+    /// Ports whose CapabilityMask has IsSM set by SET_ISSM.
+    issm_ports: HashSet<(NodeIdx, u8)>,
+}
+
+/// The daemon: the control socket, the fabric and the slots.
+#[derive(Debug)]
+struct Server {
+    base: String,
+    ctl: UnixDatagram,
+    state: Mutex<State>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The 64 data bytes of the SMA's answer to a local Get of `attr` at `at`.
+fn local_get(fabric: &mut Fabric, at: (NodeIdx, u8), attr: u16, modifier: u32) -> [u8; 64] {
+    let req = ibmad::Smp::dr_request(
+        ibmad::Method::Get,
+        attr,
+        modifier,
+        0,
+        &ibmad::DrPath::local(),
+    );
+    let mut out = [0u8; 64];
+    if let Ok(resp) = fabric.smp(at, &req) {
+        out.copy_from_slice(&ibmad::Smp::new_unchecked(&resp[..]).data()[..64]);
+    }
+    out
+}
+
+/// Whether something is bound at `name` (a client that died has no sockets left).
+fn alive(name: &str) -> bool {
+    let Ok(addr) = wire::abstract_addr(name) else {
+        return false;
+    };
+    match UnixDatagram::unbound().and_then(|s| s.connect_addr(&addr)) {
+        Ok(()) => true,
+        Err(e) => !matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound
+        ),
+    }
+}
+
+impl State {
+    fn is_switch(&self, node: NodeIdx) -> bool {
+        self.fabric.node(node).is_switch()
+    }
+
+    /// Frees slot `slot` (its client went away), clearing IsSM as ibsim does for a dead
+    /// client.
+    fn drop_client(&mut self, slot: usize) {
+        if let Some(c) = self.slots[slot].client.take() {
+            if c.issm {
+                self.issm_ports.remove(&c.at);
+            }
+        }
+    }
+
+    /// NodeInfo as ibsim's control channel returns it: its stored copy, whose PortGUID is
+    /// the node GUID and whose LocalPortNum is the template's (1 on a CA, 0 on a switch).
+    fn node_info(&mut self, at: (NodeIdx, u8)) -> [u8; 64] {
+        let mut ni = local_get(&mut self.fabric, at, id::NODE_INFO, 0);
+        ni.copy_within(12..20, 20);
+        ni[36] = u8::from(!self.is_switch(at.0));
+        ni
+    }
+
+    /// PortInfo of `port` as ibsim's control channel returns it: LocalPortNum the port's own
+    /// (0 on a switch), IsSM as SET_ISSM left it.
+    fn port_info(&mut self, at: (NodeIdx, u8), port: u8) -> [u8; 64] {
+        let mut pi = local_get(&mut self.fabric, at, id::PORT_INFO, u32::from(port));
+        let switch = self.is_switch(at.0);
+        pi[28] = if switch { 0 } else { port };
+        let mut cap = u32::from_be_bytes([pi[20], pi[21], pi[22], pi[23]]);
+        if self.issm_ports.contains(&(at.0, port)) {
+            cap |= CAP_IS_SM;
+        }
+        pi[20..24].copy_from_slice(&cap.to_be_bytes());
+        pi
+    }
+
+    /// The port GET_PORTINFO's data byte 0 names: 0 or past the last port is the attached
+    /// port; on a CA, port n is ibsim's `node_get_port(node, n - 1)`, which is port n - 1
+    /// but port 1 for n = 1 and 2 (ibsim's off-by-one, kept: clients ask for 0).
+    fn portinfo_port(&self, at: (NodeIdx, u8), n: u8) -> u8 {
+        let node = self.fabric.node(at.0);
+        if n == 0 || n > node.spec.num_ports {
+            at.1
+        } else if node.is_switch() {
+            n
+        } else {
+            (n - 1).max(1)
+        }
+    }
+}
+
+impl Server {
+    fn bind(base: &str, fabric: Fabric) -> io::Result<Arc<Server>> {
+        let ctl = UnixDatagram::bind_addr(&wire::abstract_addr(&wire::server_ctl(base))?)?;
+        Ok(Arc::new(Server {
+            base: base.to_string(),
+            ctl,
+            state: Mutex::new(State {
+                fabric,
+                slots: Vec::new(),
+                issm_ports: HashSet::new(),
+            }),
+        }))
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// The control loop; returns only if the socket fails.
+    fn serve_control(self: &Arc<Server>) {
+        let mut buf = [0u8; 512];
+        loop {
+            let (n, from) = match self.ctl.recv_from(&mut buf) {
+                Ok(r) => r,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    eprintln!("umad sim serve: the control socket failed: {e}");
+                    return;
+                }
+            };
+            let Some(mut c) = Ctl::decode(&buf[..n]) else {
+                continue;
+            };
+            if c.magic != wire::MAGIC {
+                continue;
+            }
+            self.control(&mut c);
+            // A client that went away before the answer: nothing to do.
+            let _ = self.ctl.send_to_addr(&c.encode(), &from);
+        }
+    }
+
+    /// Answers one control request in place (ibsim's `sim_ctl`).
+    fn control(self: &Arc<Server>, c: &mut Ctl) {
+        if c.typ == ctl::CONNECT {
+            if self.connect(c).is_err() {
+                c.typ = ctl::ERROR;
+            }
+            return;
+        }
+        let mut st = self.state();
+        let slot = c.client as usize;
+        let Some(client) = st.slots.get(slot).and_then(|s| s.client.clone()) else {
+            // ibsim answers a DISCONNECT of a free slot as done.
+            if c.typ != ctl::DISCONNECT {
+                c.typ = ctl::ERROR;
+            }
+            return;
+        };
+        let at = client.at;
+        let d = &mut c.data;
+        match c.typ {
+            ctl::DISCONNECT => {
+                // ibsim leaves IsSM as it was on a DISCONNECT (SET_ISSM clears it).
+                st.slots[slot].client = None;
+            }
+            ctl::GET_PORT => {
+                let pi = st.port_info(at, at.1);
+                wire::SimPort {
+                    lid: u16::from_be_bytes([pi[16], pi[17]]),
+                    state: pi[32] & 0x0f,
+                }
+                .encode_into(d);
+            }
+            ctl::GET_VENDOR => {
+                let ni = st.node_info(at);
+                wire::Vendor {
+                    vendor_id: u32::from_be_bytes([0, ni[37], ni[38], ni[39]]),
+                    vendor_part_id: u32::from(u16::from_be_bytes([ni[30], ni[31]])),
+                    hw_ver: u32::from_be_bytes([ni[32], ni[33], ni[34], ni[35]]),
+                    fw_ver: 1,
+                }
+                .encode_into(d);
+            }
+            ctl::GET_GID => {
+                let pi = st.port_info(at, at.1);
+                let guid = st.fabric.node(at.0).spec.guid;
+                d[0..8].copy_from_slice(&pi[8..16]);
+                d[8..16].copy_from_slice(&guid.to_ne_bytes());
+            }
+            ctl::GET_GUID => {
+                let guid = st.fabric.node(at.0).spec.guid;
+                d[0..8].copy_from_slice(&guid.to_ne_bytes());
+            }
+            ctl::GET_NODEINFO => *d = st.node_info(at),
+            ctl::GET_PORTINFO => {
+                let port = st.portinfo_port(at, d[0]);
+                *d = st.port_info(at, port);
+            }
+            ctl::SET_ISSM => {
+                let on = i32::from_ne_bytes([d[0], d[1], d[2], d[3]]) != 0;
+                if let Some(cl) = st.slots[slot].client.as_mut() {
+                    cl.issm = on;
+                }
+                if on {
+                    st.issm_ports.insert(at);
+                } else {
+                    st.issm_ports.remove(&at);
+                }
+            }
+            ctl::GET_PKEYS => {
+                // ibsim's table: 0xffff first, the rest of the partition capacity 0.
+                let ni = st.node_info(at);
+                let cap = u16::from_be_bytes([ni[28], ni[29]]);
+                d.fill(0);
+                if cap > 0 {
+                    d[0..2].copy_from_slice(&0xffffu16.to_ne_bytes());
+                }
+            }
+            // ibsim warns and echoes anything else unchanged.
+            _ => {}
+        }
+    }
+
+    /// CONNECT (ibsim's `sim_ctl_new_client`): `c` becomes the answer.
+    fn connect(self: &Arc<Server>, c: &mut Ctl) -> io::Result<()> {
+        let mut info = wire::ClientInfo::decode(&c.data);
+        let mut st = self.state();
+        let node = if info.nodeid[0] == 0 {
+            NodeIdx(0)
+        } else {
+            st.fabric.find(&info.node()).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, "unknown node".to_string())
+            })?
+        };
+        let at = (node, u8::from(!st.is_switch(node)));
+        // Clients that went away without a DISCONNECT give their slots (and SM) back.
+        for i in 0..st.slots.len() {
+            if let Some(cl) = &st.slots[i].client {
+                if !alive(&cl.peer) {
+                    st.drop_client(i);
+                }
+            }
+        }
+        if info.issm != 0
+            && st
+                .slots
+                .iter()
+                .filter_map(|s| s.client.as_ref())
+                .any(|cl| cl.issm && cl.at.0 == node)
+        {
+            return Err(io::Error::other("an SM is already attached to that node"));
+        }
+        let slot = match st.slots.iter().position(|s| s.client.is_none()) {
+            Some(i) => i,
+            None if st.slots.len() < wire::MAX_SLOTS => {
+                let i = st.slots.len();
+                let sock = UnixDatagram::bind_addr(&wire::abstract_addr(&wire::server_out(
+                    &self.base, i as u32,
+                ))?)?;
+                sock.set_write_timeout(Some(SEND_WAIT))?;
+                let slot = Slot {
+                    sock: Arc::new(sock),
+                    generation: Arc::new(AtomicU64::new(0)),
+                    sending: Arc::new(Mutex::new(())),
+                    client: None,
+                };
+                let server = Arc::clone(self);
+                let (sock, generation, sending) = (
+                    Arc::clone(&slot.sock),
+                    Arc::clone(&slot.generation),
+                    Arc::clone(&slot.sending),
+                );
+                std::thread::Builder::new()
+                    .name(format!("slot{i}"))
+                    .spawn(move || server.serve_slot(i, &sock, &generation, &sending))?;
+                st.slots.push(slot);
+                i
+            }
+            None => return Err(io::Error::other("no free slot")),
+        };
+        let peer = wire::client_in(&self.base, info.id);
+        {
+            let s = &st.slots[slot];
+            let _sending = lock(&s.sending);
+            s.sock.connect_addr(&wire::abstract_addr(&peer)?)?;
+            s.generation.fetch_add(1, Ordering::SeqCst);
+        }
+        st.slots[slot].client = Some(Client {
+            id: info.id,
+            peer,
+            at,
+            issm: info.issm != 0,
+        });
+        // As strncpy(nodeid, id, 31): byte 31 stays as it came.
+        let name = st.fabric.node(node).spec.id.as_bytes();
+        let n = name.len().min(31);
+        info.nodeid[..31].fill(0);
+        info.nodeid[..n].copy_from_slice(&name[..n]);
+        info.id = slot as u32;
+        info.encode_into(&mut c.data);
+        Ok(())
+    }
+
+    /// A slot's data loop: each packet from the slot's client is answered on the slot's
+    /// socket.
+    fn serve_slot(
+        &self,
+        slot: usize,
+        sock: &UnixDatagram,
+        generation: &AtomicU64,
+        sending: &Mutex<()>,
+    ) {
+        let mut buf = [0u8; 512];
+        loop {
+            let (n, from) = match sock.recv_from(&mut buf) {
+                Ok(r) => r,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            let (reply, gen, id) = {
+                let mut st = self.state();
+                let Some(client) = st.slots[slot].client.clone() else {
+                    continue;
+                };
+                // What an earlier client of the slot left queued is not this one's.
+                if !wire::is_addr_of(&from, &client.peer) {
+                    continue;
+                }
+                let gen = generation.load(Ordering::SeqCst);
+                (st.process(slot as u16, &client, &buf[..n]), gen, client.id)
+            };
+            let Some(reply) = reply else {
+                continue;
+            };
+            let sent = {
+                let _sending = lock(sending);
+                if generation.load(Ordering::SeqCst) != gen {
+                    continue;
+                }
+                sock.send(&reply)
+            };
+            match sent {
+                Ok(_) => {}
+                // Not reading: the packet is lost, as a full queue loses it.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+                // Gone (ibsim: "client seems to be dead - disconnecting").
+                Err(_) => {
+                    let mut st = self.state();
+                    if generation.load(Ordering::SeqCst) == gen
+                        && st.slots[slot].client.as_ref().is_some_and(|c| c.id == id)
+                    {
+                        st.drop_client(slot);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl State {
+    /// One packet of `client` in slot `slot` (ibsim's `process_packet`): the answer to send
+    /// back, or `None` for a packet ibsim discards without one.
+    fn process(
+        &mut self,
+        slot: u16,
+        client: &Client,
+        pkt: &[u8],
+    ) -> Option<[u8; wire::PACKET_LEN]> {
+        let mut r = Request::decode(pkt)?;
+        let mad = &mut r.mad;
+        let (base_version, class, class_version, method) = (mad[0], mad[1], mad[2], mad[3]);
+        let response = method & 0x80 != 0;
+        if class_version > 2 || base_version != 1 {
+            return None;
+        }
+        let directed = class == 0x81;
+        if directed {
+            // Hop pointer 0, and the direction bit saying what the method says.
+            if mad[5] != 0 || (mad[4] & 0x80 != 0) != response {
+                return None;
+            }
+        } else if r.slid == 0 {
+            r.slid = self.fabric.node(client.at.0).lid_of(client.at.1);
+        }
+        if !response {
+            wire::stamp_tid(mad, slot);
+        }
+        if directed && (mad[32..36] != [0xff; 4]) {
+            // DrSLID and DrDLID: LID-routed parts ibsim does not route.
+            return None;
+        }
+        if method == 0x07 {
+            // TrapRepress: dropped.
+            return None;
+        }
+        match self.fabric.deliver(client.at, r.dlid, r.dqp, &r.mad) {
+            Ok(reply) => {
+                r.mad = reply.mad;
+                std::mem::swap(&mut r.dlid, &mut r.slid);
+                std::mem::swap(&mut r.dqp, &mut r.sqp);
+                r.status = 0;
+            }
+            Err(_) => r.status = wire::STATUS_DROPPED,
+        }
+        Some(r.encode())
+    }
+}
