@@ -57,7 +57,16 @@ impl Fabric {
                 if p.remote.is_some() || (switch && p.num == 0) {
                     p.state = PortState::Active;
                     p.master_sm_lid = sm;
+                    // The ports the SM programs (CA ports and switch port 0) get the
+                    // default subnet prefix.
+                    if sm != 0 && !(switch && p.num > 0) {
+                        p.gid_prefix = crate::smi::DEFAULT_GID_PREFIX;
+                    }
                 }
+            }
+            // The sweep cleared PortStateChange.
+            if let Some(sw) = node.switch.as_mut().filter(|_| sm != 0) {
+                sw.port_state_change = false;
             }
         }
         self.route_min_hop();

@@ -9,6 +9,7 @@ pub mod load;
 pub mod model;
 pub mod pma;
 pub mod smi;
+pub mod state;
 #[cfg(test)]
 mod tests;
 

@@ -135,7 +135,7 @@ impl Fabric {
         let (mut at, mut out) = from;
         if self.node(at).is_switch() {
             // From a switch's port 0: its own table picks the first port.
-            out = *self.node(at).switch.as_ref()?.lft.get(usize::from(dlid))?;
+            out = self.node(at).switch.as_ref()?.route(dlid)?;
             if out == NO_PORT || out == 0 {
                 return None;
             }
@@ -156,7 +156,7 @@ impl Fabric {
             if self.owns_lid(next, 0, dlid) {
                 return Some((next, in_port));
             }
-            out = *node.switch.as_ref()?.lft.get(usize::from(dlid))?;
+            out = node.switch.as_ref()?.route(dlid)?;
             if out == NO_PORT || out == 0 {
                 return None;
             }

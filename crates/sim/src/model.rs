@@ -90,6 +90,25 @@ pub struct Port {
     pub mlnx_speed_enabled: u8,
     /// The SM's LID as this port knows it.
     pub master_sm_lid: u16,
+    /// PortInfo.MasterSMSL.
+    pub master_sm_sl: u8,
+    /// PortInfo.GidPrefix (the subnet prefix an SM programs; 0 until then, as ibsim has it).
+    pub gid_prefix: u64,
+    /// PortInfo.M_Key (stored; not checked: M_Key protection is not simulated).
+    pub m_key: u64,
+    /// PortInfo.M_KeyLeasePeriod.
+    pub m_key_lease_period: u16,
+    /// PortInfo.M_KeyProtectBits.
+    pub m_key_protect_bits: u8,
+    /// PortInfo.NeighborMTU an SM set (`None`: the port template's).
+    pub neighbor_mtu: Option<ibmad::Mtu>,
+    /// PortInfo.OperationalVLs an SM set (`None`: VLCap, as ibsim starts).
+    pub operational_vls: Option<u8>,
+    /// PortInfo.HOQLife.
+    pub hoq_life: u8,
+    /// PortInfo.LinkDownDefaultState: 1 Sleep, 2 Polling (where the port's physical state
+    /// goes when its link goes down other than by being disabled).
+    pub link_down_default: u8,
     /// What the port has counted (the PMA's PortCounters).
     pub counters: crate::pma::Counters,
 }
@@ -99,8 +118,30 @@ pub struct Port {
 pub struct Switch {
     /// The linear forwarding table: output port by LID (0xff: none).
     pub lft: Vec<u8>,
-    /// SwitchInfo.LinearFDBTop.
+    /// SwitchInfo.LinearFDBTop: packets to a higher DLID are discarded.
     pub linear_fdb_top: u16,
+    /// SwitchInfo.PortStateChange: a port of the switch went up or down since an SM last
+    /// cleared it.
+    pub port_state_change: bool,
+    /// SwitchInfo.LifeTimeValue.
+    pub life_time_value: u8,
+    /// SwitchInfo.DefaultPort.
+    pub default_port: u8,
+    /// SwitchInfo.DefaultMulticastPrimaryPort.
+    pub default_mcast_primary_port: u8,
+    /// SwitchInfo.DefaultMulticastNotPrimaryPort.
+    pub default_mcast_not_primary_port: u8,
+}
+
+impl Switch {
+    /// The output port the LFT gives `dlid`: `None` past LinearFDBTop or the table's end
+    /// (the switch discards the packet).
+    pub fn route(&self, dlid: u16) -> Option<u8> {
+        if dlid > self.linear_fdb_top {
+            return None;
+        }
+        self.lft.get(usize::from(dlid)).copied()
+    }
 }
 
 /// One node.
@@ -272,6 +313,18 @@ impl Builder {
                 speed_ext_enabled: 0,
                 mlnx_speed_enabled: 0,
                 master_sm_lid: 0,
+                master_sm_sl: 0,
+                gid_prefix: 0,
+                m_key: 0,
+                // ibsim's templates' lease period (a switch's external ports show 0: the
+                // field is not theirs).
+                m_key_lease_period: 4089,
+                m_key_protect_bits: 0,
+                neighbor_mtu: None,
+                operational_vls: None,
+                hoq_life: 0,
+                // Polling, as ibsim's templates (and hardware) start.
+                link_down_default: 2,
                 counters: crate::pma::Counters::default(),
             })
             .collect();
@@ -342,6 +395,10 @@ impl Builder {
             // A linked port trains: LinkUp, and Initialize until an SM arms it.
             port.phys = PhysPortState::LinkUp;
             port.state = PortState::Initialize;
+            // A switch notes that a port came up (until an SM clears it).
+            if let Some(sw) = self.fabric.node_mut(end.0).switch.as_mut() {
+                sw.port_state_change = true;
+            }
         }
         Ok(())
     }

@@ -119,24 +119,71 @@ impl Fabric {
         Err(Dropped::BadHop)
     }
 
-    /// The SMA of `at` answers the request in `buf` (which arrived on `in_port`) in place.
+    /// The SMA of `at` answers the request in `buf` (which arrived on `in_port`) in place:
+    /// a Get with the attribute, a Set (of what the SMA lets an SM set) with the attribute
+    /// after it, or the status that says why not.
     pub(crate) fn answer(&mut self, at: NodeIdx, in_port: u8, buf: &mut [u8; MAD_SIZE]) {
         let (method, attr, modifier) = {
             let mad = Mad::new_unchecked(&buf[..]);
             (mad.method(), mad.attr_id(), mad.attr_mod())
         };
-        let node = self.node(at);
         let mut data = [0u8; ibmad::SMP_DATA_LEN];
-        let status = match (method, attr) {
-            (Method::Get, id::NODE_INFO) => {
-                node_info(node, in_port).emit(&mut data);
+        let status = match method {
+            Method::Get => self.get_attr(at, in_port, attr, modifier, &mut data),
+            Method::Set => {
+                let mut req = [0u8; ibmad::SMP_DATA_LEN];
+                req.copy_from_slice(Smp::new_unchecked(&buf[..]).data());
+                let switch = self.node(at).is_switch();
+                let set = match attr {
+                    id::PORT_INFO => Some(self.set_port_info(at, in_port, modifier, &req)),
+                    id::SWITCH_INFO if switch => Some(self.set_switch_info(at, &req)),
+                    id::LFT if switch => Some(self.set_lft(at, modifier, &req)),
+                    // NodeInfo, NodeDescription, ExtPortInfo are read-only here; SMInfo
+                    // is the SM's, not the SMA's.
+                    _ => None,
+                };
+                match set {
+                    // The response carries the attribute as it is after the Set (unchanged
+                    // if the Set was refused).
+                    Some(st) => {
+                        let got = self.get_attr(at, in_port, attr, modifier, &mut data);
+                        if st.is_success() {
+                            got
+                        } else {
+                            st
+                        }
+                    }
+                    None => Status(Status::METHOD_ATTR_NOT_SUPPORTED),
+                }
+            }
+            _ => Status(Status::METHOD_NOT_SUPPORTED),
+        };
+        let mut smp = Smp::new_unchecked(&mut buf[..]);
+        smp.make_response(status);
+        smp.data_mut().copy_from_slice(&data);
+    }
+
+    /// Get of `attr` (with `modifier`) from the SMA of `at`, asked through `in_port`, into
+    /// `data`; the status to answer.
+    fn get_attr(
+        &self,
+        at: NodeIdx,
+        in_port: u8,
+        attr: u16,
+        modifier: u32,
+        data: &mut [u8; ibmad::SMP_DATA_LEN],
+    ) -> Status {
+        let node = self.node(at);
+        match attr {
+            id::NODE_INFO => {
+                node_info(node, in_port).emit(data);
                 Status::SUCCESS
             }
-            (Method::Get, id::NODE_DESC) => {
-                NodeDescription::new(&node.spec.description).emit(&mut data);
+            id::NODE_DESC => {
+                NodeDescription::new(&node.spec.description).emit(data);
                 Status::SUCCESS
             }
-            (Method::Get, id::PORT_INFO) => {
+            id::PORT_INFO => {
                 // Attribute modifier: the port number (0 on a CA: the port asked through);
                 // bit 31 asks for the extended form where a port supports it (ibsim, like
                 // ports without it, ignores the bit).
@@ -149,13 +196,13 @@ impl Fabric {
                 };
                 match (modifier <= 0xff, node.port(num)) {
                     (true, Some(_)) => {
-                        port_info(self, node, num, in_port).emit(&mut data);
+                        port_info(self, node, num, in_port).emit(data);
                         Status::SUCCESS
                     }
                     _ => Status(Status::INVALID_ATTR_VALUE),
                 }
             }
-            (Method::Get, id::MLNX_EXT_PORT_INFO) => {
+            id::MLNX_EXT_PORT_INFO => {
                 let num = modifier as u8;
                 let num = if num == 0 && !node.is_switch() {
                     in_port
@@ -164,13 +211,13 @@ impl Fabric {
                 };
                 match (modifier <= 0xff, node.port(num)) {
                     (true, Some(p)) => {
-                        mlnx_ext_port_info(self, p).emit(&mut data);
+                        mlnx_ext_port_info(self, p).emit(data);
                         Status::SUCCESS
                     }
                     _ => Status(Status::INVALID_ATTR_VALUE),
                 }
             }
-            (Method::Get, id::LFT) if node.is_switch() => {
+            id::LFT if node.is_switch() => {
                 // Attribute modifier: the block of 64 LIDs.
                 let lft = node.switch.as_ref().map_or(&[][..], |s| &s.lft[..]);
                 let start = (modifier as usize).saturating_mul(64);
@@ -183,20 +230,16 @@ impl Fabric {
                             *port = *p;
                         }
                     }
-                    block.emit(&mut data);
+                    block.emit(data);
                     Status::SUCCESS
                 }
             }
-            (Method::Get, id::SWITCH_INFO) if node.is_switch() => {
-                switch_info(node).emit(&mut data);
+            id::SWITCH_INFO if node.is_switch() => {
+                switch_info(node).emit(data);
                 Status::SUCCESS
             }
-            (Method::Get | Method::Set, _) => Status(Status::METHOD_ATTR_NOT_SUPPORTED),
-            _ => Status(Status::METHOD_NOT_SUPPORTED),
-        };
-        let mut smp = Smp::new_unchecked(&mut buf[..]);
-        smp.make_response(status);
-        smp.data_mut().copy_from_slice(&data);
+            _ => Status(Status::METHOD_ATTR_NOT_SUPPORTED),
+        }
     }
 }
 
@@ -246,16 +289,16 @@ const SPEEDS_EXT: [u8; 4] = [8, 4, 2, 1];
 const MLNX_FDR10: u8 = 1;
 
 /// PortInfo.LinkWidthSupported of every ibsim port: 1x, 2x, 4x, 8x and 12x.
-const IBSIM_WIDTHS_SUPPORTED: u8 = 0x1f;
+pub(crate) const IBSIM_WIDTHS_SUPPORTED: u8 = 0x1f;
 /// PortInfo.LinkSpeedSupported of every ibsim port: SDR, DDR and QDR.
-const IBSIM_SPEEDS_SUPPORTED: u8 = 7;
+pub(crate) const IBSIM_SPEEDS_SUPPORTED: u8 = 7;
 /// PortInfo.LinkSpeedExtSupported of an ibsim port with an extended speed active: FDR, EDR
 /// and HDR (ibsim 0.10; 0.12 adds NDR).
-const IBSIM_SPEEDS_EXT_SUPPORTED: u8 = 7;
+pub(crate) const IBSIM_SPEEDS_EXT_SUPPORTED: u8 = 7;
 /// PortInfo.OperationalVLs of every ibsim port: its VLCap (VL0-7), until an SM sets it.
 const IBSIM_OPERATIONAL_VLS: u8 = 4;
 /// The subnet prefix an SM programs (the default one, fe80::/64).
-const DEFAULT_GID_PREFIX: u64 = 0xfe80_0000_0000_0000;
+pub(crate) const DEFAULT_GID_PREFIX: u64 = 0xfe80_0000_0000_0000;
 
 /// What both ends of a link agreed on (ibsim negotiates at link time; an unlinked port keeps
 /// 4x SDR and no extended speed).
@@ -354,6 +397,16 @@ fn ibsim_ca_port(linked: bool) -> PortInfo {
     }
 }
 
+/// ibsim's PortInfo template for port `num` of `node` (which it has).
+pub(crate) fn port_template(node: &Node, num: u8) -> PortInfo {
+    let linked = node.ports[usize::from(num)].remote.is_some();
+    match (node.is_switch(), num) {
+        (true, 0) => ibsim_switch_port0(),
+        (true, _) => ibsim_switch_port(linked),
+        (false, _) => ibsim_ca_port(linked),
+    }
+}
+
 /// PortInfo of port `num` of `node`, asked through `in_port`: ibsim's template for the kind
 /// of port, with what ibsim fills in per port over it (`update_portinfo`): LID, LMC, SM
 /// LID, states, widths and speeds, OperationalVLs, HOQLife (0 until an SM sets it) and the
@@ -368,20 +421,24 @@ fn port_info(f: &Fabric, node: &Node, num: u8, in_port: u8) -> PortInfo {
     } else {
         (p.lid, p.lmc)
     };
-    let template = match (node.is_switch(), num) {
-        (true, 0) => ibsim_switch_port0(),
-        (true, _) => ibsim_switch_port(linked),
-        (false, _) => ibsim_ca_port(linked),
-    };
+    let template = port_template(node, num);
     let ext = a.speed_ext != 0;
-    // The configured start stands for an SM's sweep, which gives every port it programs
-    // (CA ports and switch port 0, the ones that know the SM's LID) the default prefix.
-    let programmed = !switch_port && p.master_sm_lid != 0;
+    // The fields of an end port (a CA's port, a switch's port 0); a switch's external ports
+    // show the template's.
+    let end_port = !switch_port;
     PortInfo {
-        gid_prefix: if programmed { DEFAULT_GID_PREFIX } else { 0 },
+        m_key: if end_port { p.m_key } else { template.m_key },
+        gid_prefix: if end_port { p.gid_prefix } else { 0 },
         lid: if switch_port { 0 } else { lid },
         lmc: if switch_port { 0 } else { lmc },
         master_sm_lid: if switch_port { 0 } else { p.master_sm_lid },
+        master_sm_sl: if end_port { p.master_sm_sl } else { 0 },
+        m_key_lease_period: if end_port {
+            p.m_key_lease_period
+        } else {
+            template.m_key_lease_period
+        },
+        m_key_protect_bits: if end_port { p.m_key_protect_bits } else { 0 },
         local_port_num: in_port,
         link_width_enabled: p.width_enabled,
         link_width_supported: IBSIM_WIDTHS_SUPPORTED,
@@ -393,10 +450,12 @@ fn port_info(f: &Fabric, node: &Node, num: u8, in_port: u8) -> PortInfo {
             PortState::Down
         },
         port_physical_state: p.phys,
+        link_down_default_state: p.link_down_default,
         link_speed_active: a.speed,
         link_speed_enabled: p.speed_enabled,
-        operational_vls: IBSIM_OPERATIONAL_VLS,
-        hoq_life: 0,
+        neighbor_mtu: p.neighbor_mtu.unwrap_or(template.neighbor_mtu),
+        operational_vls: p.operational_vls.unwrap_or(IBSIM_OPERATIONAL_VLS),
+        hoq_life: p.hoq_life,
         link_speed_ext_enabled: if ext { p.speed_ext_enabled } else { 0 },
         link_speed_ext_supported: if ext { IBSIM_SPEEDS_EXT_SUPPORTED } else { 0 },
         link_speed_ext_active: a.speed_ext,
@@ -421,7 +480,7 @@ fn mlnx_ext_port_info(f: &Fabric, p: &Port) -> ibmad::attr::MlnxExtPortInfo {
 }
 
 /// SwitchInfo.LinearFDBCap of an ibsim switch (its `MAXLINEARCAP`, 30 × 1024).
-const IBSIM_LINEAR_FDB_CAP: u16 = 30 * 1024;
+pub(crate) const IBSIM_LINEAR_FDB_CAP: u16 = 30 * 1024;
 /// SwitchInfo.MulticastFDBCap of an ibsim switch (`MAXMCASTCAP`).
 const IBSIM_MULTICAST_FDB_CAP: u16 = 1024;
 /// SwitchInfo.PartitionEnforcementCap of ibsim's switch template.
@@ -429,15 +488,17 @@ const IBSIM_PARTITION_ENFORCEMENT_CAP: u16 = 64;
 
 fn switch_info(node: &Node) -> SwitchInfo {
     let sw = node.switch.as_ref();
-    // ibsim raises PortStateChange when a port links up, as hardware does; an SM's sweep
-    // clears it (the configured start: port 0 knows the SM's LID).
-    let swept = node.ports[0].master_sm_lid != 0;
-    let linked = node.ports.iter().any(|p| p.remote.is_some());
     SwitchInfo {
         linear_fdb_cap: IBSIM_LINEAR_FDB_CAP,
         multicast_fdb_cap: IBSIM_MULTICAST_FDB_CAP,
         linear_fdb_top: sw.map_or(0, |s| s.linear_fdb_top),
-        port_state_change: linked && !swept,
+        // ibsim raises PortStateChange when a port links up, as hardware does; an SM clears
+        // it (the configured start stands for a sweep that did).
+        port_state_change: sw.is_some_and(|s| s.port_state_change),
+        life_time_value: sw.map_or(0, |s| s.life_time_value),
+        default_port: sw.map_or(0, |s| s.default_port),
+        default_multicast_primary_port: sw.map_or(0, |s| s.default_mcast_primary_port),
+        default_multicast_not_primary_port: sw.map_or(0, |s| s.default_mcast_not_primary_port),
         partition_enforcement_cap: IBSIM_PARTITION_ENFORCEMENT_CAP,
         // ibsim's template says it filters raw packets both ways.
         filter_raw_inbound_cap: true,

@@ -1,6 +1,6 @@
 use ibmad::{
-    attr::id, DrPath, Method, NodeDescription, NodeInfo, NodeType, PortInfo, PortState, Smp,
-    Status, SwitchInfo,
+    attr::id, DrPath, Method, NodeDescription, NodeInfo, NodeType, PhysPortState, PortInfo,
+    PortState, Smp, Status, SwitchInfo,
 };
 
 use crate::{Builder, Dropped, Fabric, NodeIdx, NodeSpec, Origin};
@@ -426,4 +426,821 @@ fn the_pma_counts_simulated_traffic_and_resets() {
     let mut sa = pma(0x12, Method::Get, 0);
     sa[1] = 0x03;
     assert_eq!(f.deliver((h1, 1), l_sw1, 1, &sa), Err(Dropped::NoAgent));
+}
+
+// ---- The SMA's Set side (state.rs) ----
+
+/// The status (without the D bit) and data of the answer to `method`(`attr`) along `path`
+/// (as [`get`]), with `data` as the request's attribute.
+fn smp_call(
+    f: &mut Fabric,
+    from: (NodeIdx, u8),
+    method: Method,
+    attr: u16,
+    modifier: u32,
+    path: &[u8],
+    data: &[u8],
+) -> Result<(Status, [u8; 64]), Dropped> {
+    assert_eq!(path.first(), Some(&0), "a route begins with 0");
+    let route = DrPath::from_hops(&path[1..]).unwrap();
+    let mut req = Smp::dr_request(method, attr, modifier, 0x77, &route);
+    req[64..64 + data.len()].copy_from_slice(data);
+    let r = f.deliver(from, 0xffff, 0, &req)?;
+    let smp = Smp::new_checked(&r.mad[..]).unwrap();
+    assert_eq!(smp.method(), Method::GetResp);
+    let mut out = [0u8; 64];
+    out.copy_from_slice(smp.data());
+    Ok((smp.status().without_direction(), out))
+}
+
+fn pi_get(f: &mut Fabric, from: (NodeIdx, u8), num: u8, path: &[u8]) -> PortInfo {
+    let (st, d) = smp_call(f, from, Method::Get, id::PORT_INFO, num.into(), path, &[]).unwrap();
+    assert!(st.is_success(), "{st:?}");
+    PortInfo::parse(&d).unwrap()
+}
+
+/// Read-modify-write of a PortInfo as an SM does it: the states NoChange unless `edit`
+/// changes them. Returns the status and the PortInfo of the response.
+fn pi_set(
+    f: &mut Fabric,
+    from: (NodeIdx, u8),
+    num: u8,
+    path: &[u8],
+    edit: impl FnOnce(&mut PortInfo),
+) -> (Status, PortInfo) {
+    let mut pi = pi_get(f, from, num, path);
+    if pi.lid == 0 {
+        pi.lid = 0x40;
+    }
+    if pi.master_sm_lid == 0 {
+        pi.master_sm_lid = 0x41;
+    }
+    pi.port_state = PortState::NoChange;
+    pi.port_physical_state = PhysPortState::NoChange;
+    edit(&mut pi);
+    let mut data = [0u8; 64];
+    pi.emit(&mut data);
+    pi_set_raw(f, from, num, path, &data)
+}
+
+fn pi_set_raw(
+    f: &mut Fabric,
+    from: (NodeIdx, u8),
+    num: u8,
+    path: &[u8],
+    data: &[u8; 64],
+) -> (Status, PortInfo) {
+    let (st, d) = smp_call(f, from, Method::Set, id::PORT_INFO, num.into(), path, data).unwrap();
+    (st, PortInfo::parse(&d).unwrap())
+}
+
+const INVALID: Status = Status(Status::INVALID_ATTR_VALUE);
+
+/// The nodes without their traffic counters (which every SMP changes).
+fn snapshot(f: &Fabric) -> Vec<crate::Node> {
+    let mut nodes = f.nodes().to_vec();
+    for n in &mut nodes {
+        for p in &mut n.ports {
+            p.counters = Default::default();
+        }
+    }
+    nodes
+}
+
+fn psc(f: &Fabric, sw: NodeIdx) -> bool {
+    f.node(sw).switch.as_ref().unwrap().port_state_change
+}
+
+fn state(f: &Fabric, n: NodeIdx, p: u8) -> (PortState, PhysPortState) {
+    let p = &f.node(n).ports[usize::from(p)];
+    (p.state, p.phys)
+}
+
+#[test]
+fn port_info_set_stores_an_end_ports_fields_and_answers_the_result() {
+    let (mut f, [h1, sw1, ..]) = two_switches();
+    let from = (h1, 1);
+    let (st, pi) = pi_set(&mut f, from, 1, &[0], |pi| {
+        pi.lid = 0x10;
+        pi.lmc = 2;
+        pi.master_sm_lid = 0x20;
+        pi.master_sm_sl = 3;
+        pi.gid_prefix = 0xfe80_0000_0000_0000;
+        pi.m_key = 0x1122_3344_5566_7788;
+        pi.m_key_lease_period = 60;
+        pi.m_key_protect_bits = 1;
+        pi.hoq_life = 0x13;
+        pi.operational_vls = 2;
+        pi.neighbor_mtu = ibmad::Mtu::Mtu1024;
+        pi.link_down_default_state = 1;
+    });
+    assert!(st.is_success(), "{st:?}");
+    let again = pi_get(&mut f, from, 0, &[0]);
+    for pi in [pi, again] {
+        assert_eq!(
+            (pi.lid, pi.lmc, pi.master_sm_lid, pi.master_sm_sl),
+            (0x10, 2, 0x20, 3)
+        );
+        assert_eq!(pi.gid_prefix, 0xfe80_0000_0000_0000);
+        assert_eq!(pi.m_key, 0x1122_3344_5566_7788);
+        assert_eq!((pi.m_key_lease_period, pi.m_key_protect_bits), (60, 1));
+        assert_eq!((pi.hoq_life, pi.operational_vls), (0x13, 2));
+        assert_eq!(pi.neighbor_mtu, ibmad::Mtu::Mtu1024);
+        assert_eq!(pi.link_down_default_state, 1);
+        assert_eq!(pi.port_state, PortState::Initialize, "NoChange keeps");
+    }
+    // Switch port 0's LID is the switch's; LMC on a base port 0 is not its field.
+    let (st, pi) = pi_set(&mut f, from, 0, &[0, 1], |pi| {
+        pi.lid = 0x30;
+        pi.lmc = 3;
+    });
+    assert!(st.is_success(), "{st:?}");
+    assert_eq!((pi.lid, pi.lmc), (0x30, 0));
+    assert_eq!(f.node(sw1).lid_of(7), 0x30);
+    // A switch's external port ignores the end-port fields.
+    let (st, pi) = pi_set(&mut f, from, 3, &[0, 1], |pi| {
+        pi.lid = 0x99;
+        pi.m_key = 5;
+    });
+    assert!(st.is_success(), "{st:?}");
+    assert_eq!((pi.lid, pi.m_key), (0, 0));
+    assert_eq!(f.node(sw1).lid_of(0), 0x30);
+    assert_eq!(f.node(sw1).ports[3].lid, 0);
+}
+
+#[test]
+fn hostile_port_info_sets_are_refused_and_change_nothing() {
+    let (mut f, [h1, sw1, ..]) = two_switches();
+    let from = (h1, 1);
+    let before = snapshot(&f);
+    type Edit = fn(&mut PortInfo);
+    let cases: [(&str, u8, &[u8], Edit); 17] = [
+        ("LID 0", 1, &[0], |pi| pi.lid = 0),
+        ("LID 0xc000 (multicast)", 1, &[0], |pi| pi.lid = 0xc000),
+        ("LID 0xffff (permissive)", 1, &[0], |pi| pi.lid = 0xffff),
+        ("LID range past 0xbfff", 1, &[0], |pi| {
+            pi.lid = 0xbffe;
+            pi.lmc = 2
+        }),
+        ("SM LID 0xc000", 1, &[0], |pi| pi.master_sm_lid = 0xc000),
+        ("SM LID 0", 0, &[0, 1], |pi| pi.master_sm_lid = 0),
+        ("switch LID 0xc001", 0, &[0, 1], |pi| pi.lid = 0xc001),
+        ("width not supported", 1, &[0], |pi| {
+            pi.link_width_enabled = 0x20
+        }),
+        ("speed not supported", 1, &[0], |pi| {
+            pi.link_speed_enabled = 8
+        }),
+        ("ext speed reserved", 3, &[0, 1], |pi| {
+            pi.link_speed_ext_enabled = 16
+        }),
+        ("MTU 0", 1, &[0], |pi| pi.neighbor_mtu = ibmad::Mtu::from(0)),
+        ("MTU above MTUCap", 1, &[0], |pi| {
+            pi.neighbor_mtu = ibmad::Mtu::Mtu4096
+        }),
+        ("OperationalVLs above VLCap", 1, &[0], |pi| {
+            pi.operational_vls = 5
+        }),
+        ("LinkDownDefaultState 3", 1, &[0], |pi| {
+            pi.link_down_default_state = 3
+        }),
+        ("PhysState Sleep", 1, &[0], |pi| {
+            pi.port_physical_state = PhysPortState::Sleep
+        }),
+        ("PhysState on switch port 0", 0, &[0, 1], |pi| {
+            pi.port_physical_state = PhysPortState::Disabled
+        }),
+        ("PortState 5", 1, &[0], |pi| {
+            pi.port_state = PortState::from(5)
+        }),
+    ];
+    for (what, num, path, edit) in cases {
+        let (st, _) = pi_set(&mut f, from, num, path, edit);
+        assert_eq!(st, INVALID, "{what}");
+        assert_eq!(snapshot(&f), before, "{what} changed something");
+    }
+    // A port the node does not have, a modifier past 8 bits, and on a CA a port other
+    // than the one the SMP came in on.
+    let mut data = [0u8; 64];
+    PortInfo {
+        lid: 5,
+        master_sm_lid: 5,
+        neighbor_mtu: ibmad::Mtu::Mtu2048,
+        ..PortInfo::default()
+    }
+    .emit(&mut data);
+    for (modifier, path) in [
+        (9u32, &[0u8, 1][..]),
+        (0x103, &[0, 1]),
+        (2, &[0]),
+        (3, &[0]),
+    ] {
+        let (st, _) = smp_call(
+            &mut f,
+            from,
+            Method::Set,
+            id::PORT_INFO,
+            modifier,
+            path,
+            &data,
+        )
+        .unwrap();
+        assert_eq!(st, INVALID, "modifier {modifier:#x} along {path:?}");
+    }
+    assert_eq!(snapshot(&f), before);
+    // LMC is three bits: a byte 34 of all ones is M_KeyProtectBits 3, LMC 7 (the reserved
+    // bits between are ignored).
+    let mut pi = pi_get(&mut f, from, 1, &[0]);
+    pi.lid = 0x80;
+    pi.master_sm_lid = 1;
+    pi.port_state = PortState::NoChange;
+    pi.port_physical_state = PhysPortState::NoChange;
+    pi.emit(&mut data);
+    data[34] = 0xff;
+    let (st, pi) = pi_set_raw(&mut f, from, 1, &[0], &data);
+    assert!(st.is_success(), "{st:?}");
+    assert_eq!((pi.lmc, pi.m_key_protect_bits), (7, 3));
+    let _ = sw1;
+}
+
+/// Every (state, requested state) pair on sw1's port 3 (linked to sw2) and its port 2
+/// (unlinked): Down from anything, Init -> Armed -> Active in order, the current state
+/// again is no change; everything else is "invalid attribute value".
+#[test]
+fn port_state_transitions_follow_the_state_machine() {
+    use PortState::*;
+    let reach = |f: &mut Fabric, from: PortState| {
+        // sw1 port 3 into `from`, through Sets (Down: disabled).
+        let (h1, _) = (NodeIdx(0), ());
+        let from_port = (h1, 1);
+        let steps: &[PortState] = match from {
+            Initialize => &[],
+            Armed => &[Armed],
+            Active => &[Armed, Active],
+            _ => &[],
+        };
+        for &s in steps {
+            let (st, _) = pi_set(f, from_port, 3, &[0, 1], |pi| pi.port_state = s);
+            assert!(st.is_success());
+        }
+        if from == Down {
+            let (st, _) = pi_set(f, from_port, 3, &[0, 1], |pi| {
+                pi.port_physical_state = PhysPortState::Disabled
+            });
+            assert!(st.is_success());
+        }
+    };
+    let allowed = |from: PortState, to: PortState| -> Option<PortState> {
+        // The state after an allowed Set (Down retrains a link at once: Initialize).
+        match (from, to) {
+            (_, NoChange) => Some(from),
+            (Down, Down) => Some(Down),
+            (_, Down) => Some(Initialize),
+            (Initialize, Initialize) | (Initialize, Armed) => Some(to),
+            (Armed, Armed) | (Armed, Active) => Some(to),
+            (Active, Active) => Some(Active),
+            _ => None,
+        }
+    };
+    let all = [
+        NoChange,
+        Down,
+        Initialize,
+        Armed,
+        Active,
+        PortState::from(5),
+        PortState::from(15),
+    ];
+    for from in [Down, Initialize, Armed, Active] {
+        for to in all {
+            let (mut f, [h1, sw1, ..]) = two_switches();
+            reach(&mut f, from);
+            assert_eq!(state(&f, sw1, 3).0, from);
+            let before = snapshot(&f);
+            let (st, pi) = pi_set(&mut f, (h1, 1), 3, &[0, 1], |pi| pi.port_state = to);
+            match allowed(from, to) {
+                Some(after) => {
+                    assert!(st.is_success(), "{from} -> {to}: {st:?}");
+                    assert_eq!(pi.port_state, after, "{from} -> {to}");
+                    assert_eq!(state(&f, sw1, 3).0, after, "{from} -> {to}");
+                }
+                None => {
+                    assert_eq!(st, INVALID, "{from} -> {to}");
+                    assert_eq!(snapshot(&f), before, "{from} -> {to} changed something");
+                }
+            }
+        }
+    }
+    // An unlinked port is Down: only NoChange and Down are allowed.
+    for to in all {
+        let (mut f, [h1, ..]) = two_switches();
+        let (st, pi) = pi_set(&mut f, (h1, 1), 2, &[0, 1], |pi| pi.port_state = to);
+        if matches!(to, NoChange | Down) {
+            assert!(st.is_success(), "unlinked -> {to}");
+            assert_eq!(pi.port_state, Down);
+        } else {
+            assert_eq!(st, INVALID, "unlinked -> {to}");
+        }
+    }
+    // A switch's port 0 is Active: Active is no change, Down and Armed are refused.
+    for (to, ok) in [
+        (Active, true),
+        (Armed, false),
+        (Down, false),
+        (Initialize, false),
+    ] {
+        let (mut f, [h1, ..]) = two_switches();
+        let (st, _) = pi_set(&mut f, (h1, 1), 0, &[0, 1], |pi| pi.port_state = to);
+        assert_eq!(st.is_success(), ok, "port 0 -> {to}");
+    }
+    // A physical change with the logical state going up is refused.
+    let (mut f, [h1, ..]) = two_switches();
+    let (st, _) = pi_set(&mut f, (h1, 1), 3, &[0, 1], |pi| {
+        pi.port_physical_state = PhysPortState::Polling;
+        pi.port_state = Armed;
+    });
+    assert_eq!(st, INVALID);
+}
+
+#[test]
+fn down_retrains_the_link_and_raises_port_state_change_on_both_switches() {
+    let (mut f, [h1, sw1, sw2, _]) = two_switches();
+    for sw in [sw1, sw2] {
+        assert!(psc(&f, sw), "linked at build: set");
+        let (st, _) = smp_call(
+            &mut f,
+            (h1, 1),
+            Method::Get,
+            id::SWITCH_INFO,
+            0,
+            if sw == sw1 { &[0, 1] } else { &[0, 1, 3] },
+            &[],
+        )
+        .unwrap();
+        assert!(st.is_success());
+    }
+    // Clear both (writing 0 leaves it, writing 1 clears).
+    for (sw, path) in [(sw1, &[0u8, 1][..]), (sw2, &[0, 1, 3])] {
+        let (_, d) = smp_call(&mut f, (h1, 1), Method::Get, id::SWITCH_INFO, 0, path, &[]).unwrap();
+        let mut si = SwitchInfo::parse(&d).unwrap();
+        si.port_state_change = false;
+        let mut data = [0u8; 64];
+        si.emit(&mut data);
+        let (st, _) = smp_call(
+            &mut f,
+            (h1, 1),
+            Method::Set,
+            id::SWITCH_INFO,
+            0,
+            path,
+            &data,
+        )
+        .unwrap();
+        assert!(st.is_success());
+        assert!(psc(&f, sw), "writing 0 keeps it");
+        si.port_state_change = true;
+        si.emit(&mut data);
+        let (st, d) = smp_call(
+            &mut f,
+            (h1, 1),
+            Method::Set,
+            id::SWITCH_INFO,
+            0,
+            path,
+            &data,
+        )
+        .unwrap();
+        assert!(st.is_success());
+        assert!(!SwitchInfo::parse(&d).unwrap().port_state_change);
+        assert!(!psc(&f, sw), "writing 1 clears it");
+    }
+    // Arm and activate both ends of sw1-sw2, then take it Down from sw1's end.
+    for s in [PortState::Armed, PortState::Active] {
+        for (num, path) in [(3u8, &[0u8, 1][..]), (2, &[0, 1, 3])] {
+            let (st, _) = pi_set(&mut f, (h1, 1), num, path, |pi| pi.port_state = s);
+            assert!(st.is_success());
+        }
+    }
+    assert!(
+        !psc(&f, sw1) && !psc(&f, sw2),
+        "Armed and Active are not link events"
+    );
+    assert_eq!(state(&f, sw2, 2).0, PortState::Active);
+    let (st, pi) = pi_set(&mut f, (h1, 1), 3, &[0, 1], |pi| {
+        pi.port_state = PortState::Down
+    });
+    assert!(st.is_success());
+    assert_eq!(
+        (pi.port_state, pi.port_physical_state),
+        (PortState::Initialize, PhysPortState::LinkUp),
+        "down, then trained again"
+    );
+    assert_eq!(
+        state(&f, sw2, 2),
+        (PortState::Initialize, PhysPortState::LinkUp)
+    );
+    assert!(psc(&f, sw1) && psc(&f, sw2), "both ends went down and up");
+}
+
+#[test]
+fn disable_takes_the_link_down_on_both_ends_and_polling_brings_it_back() {
+    let (mut f, [h1, sw1, sw2, h2]) = two_switches();
+    f.configure(None);
+    let l_h2 = f.node(h2).lid_of(1);
+    assert!(f.lid_route((h1, 1), l_h2).is_some());
+    let (st, pi) = pi_set(&mut f, (h1, 1), 3, &[0, 1], |pi| {
+        pi.port_physical_state = PhysPortState::Disabled
+    });
+    assert!(st.is_success());
+    assert_eq!(
+        (pi.port_state, pi.port_physical_state),
+        (PortState::Down, PhysPortState::Disabled)
+    );
+    assert_eq!(state(&f, sw2, 2), (PortState::Down, PhysPortState::Polling));
+    assert!(psc(&f, sw1) && psc(&f, sw2));
+    assert_eq!(
+        get(&mut f, (h1, 1), id::NODE_INFO, 0, &[0, 1, 3]),
+        Err(Dropped::NoLink)
+    );
+    assert_eq!(f.lid_route((h1, 1), l_h2), None);
+    // Disabled again is fine; enabling brings both ends up to Initialize.
+    let (st, _) = pi_set(&mut f, (h1, 1), 3, &[0, 1], |pi| {
+        pi.port_physical_state = PhysPortState::Disabled
+    });
+    assert!(st.is_success());
+    let (st, pi) = pi_set(&mut f, (h1, 1), 3, &[0, 1], |pi| {
+        pi.port_physical_state = PhysPortState::Polling
+    });
+    assert!(st.is_success());
+    assert_eq!(
+        (pi.port_state, pi.port_physical_state),
+        (PortState::Initialize, PhysPortState::LinkUp)
+    );
+    assert_eq!(
+        state(&f, sw2, 2),
+        (PortState::Initialize, PhysPortState::LinkUp)
+    );
+    assert!(get(&mut f, (h1, 1), id::NODE_INFO, 0, &[0, 1, 3]).is_ok());
+    // Polling on a link that is up retrains it (ibportstate's reset): Active -> Initialize.
+    let (mut f, [h1, _, sw2, _]) = two_switches();
+    f.configure(None);
+    let (st, pi) = pi_set(&mut f, (h1, 1), 3, &[0, 1], |pi| {
+        pi.port_physical_state = PhysPortState::Polling
+    });
+    assert!(st.is_success());
+    assert_eq!(pi.port_state, PortState::Initialize);
+    assert_eq!(state(&f, sw2, 2).0, PortState::Initialize);
+    // A far end whose LinkDownDefaultState is Sleep does not retrain until it polls.
+    let (mut f, [h1, sw1, _, _]) = two_switches();
+    let (st, _) = pi_set(&mut f, (h1, 1), 1, &[0, 1], |pi| {
+        pi.link_down_default_state = 1
+    });
+    assert!(st.is_success());
+    let (st, pi) = pi_set(&mut f, (h1, 1), 1, &[0], |pi| {
+        pi.port_state = PortState::Down
+    });
+    assert!(st.is_success());
+    assert_eq!(pi.port_physical_state, PhysPortState::Polling);
+    assert_eq!(state(&f, sw1, 1), (PortState::Down, PhysPortState::Sleep));
+}
+
+#[test]
+fn enabled_widths_and_speeds_renegotiate_with_the_far_end() {
+    let (mut f, [h1, sw1, ..]) = two_switches();
+    let active = |f: &mut Fabric| {
+        let a = pi_get(f, (h1, 1), 1, &[0]);
+        let b = pi_get(f, (h1, 1), 1, &[0, 1]);
+        assert_eq!(a.link_width_active, b.link_width_active);
+        assert_eq!(a.link_speed_active, b.link_speed_active);
+        (u8::from(a.link_width_active), a.link_speed_active)
+    };
+    assert_eq!(active(&mut f), (2, 1), "4x SDR");
+    // 255 and 15 enable everything supported; the far end still enables only 4x SDR.
+    let (st, pi) = pi_set(&mut f, (h1, 1), 1, &[0], |pi| {
+        pi.link_width_enabled = 255;
+        pi.link_speed_enabled = 15;
+    });
+    assert!(st.is_success());
+    assert_eq!((pi.link_width_enabled, pi.link_speed_enabled), (0x1f, 7));
+    let (st, _) = pi_set(&mut f, (h1, 1), 1, &[0, 1], |pi| {
+        pi.link_width_enabled = 1 | 8;
+        pi.link_speed_enabled = 2 | 4;
+    });
+    assert!(st.is_success());
+    assert_eq!(active(&mut f), (8, 4), "12x QDR, the best both enable");
+    let (st, _) = pi_set(&mut f, (h1, 1), 1, &[0], |pi| pi.link_width_enabled = 1);
+    assert!(st.is_success());
+    assert_eq!(active(&mut f), (1, 4), "1x");
+    assert_eq!(state(&f, sw1, 1).1, PhysPortState::LinkUp);
+    // Nothing in common: the link goes down on both ends, and comes back once there is.
+    let (st, _) = pi_set(&mut f, (h1, 1), 1, &[0], |pi| pi.link_speed_enabled = 1);
+    assert!(st.is_success());
+    assert_eq!(state(&f, sw1, 1), (PortState::Down, PhysPortState::Polling));
+    assert_eq!(state(&f, h1, 1), (PortState::Down, PhysPortState::Polling));
+    let (st, _) = pi_set(&mut f, (h1, 1), 1, &[0], |pi| pi.link_speed_enabled = 15);
+    assert!(st.is_success());
+    assert_eq!(
+        state(&f, sw1, 1),
+        (PortState::Initialize, PhysPortState::LinkUp)
+    );
+    assert_eq!(active(&mut f), (1, 4));
+    // Extended speeds: 0 keeps, 31 enables the supported ones, 30 disables them.
+    f.node_mut(sw1).ports[1].speed_ext_enabled = 1;
+    let (st, pi) = pi_set(&mut f, (h1, 1), 1, &[0], |pi| {
+        pi.link_speed_ext_enabled = 31
+    });
+    assert!(st.is_success());
+    assert_eq!(
+        (pi.link_speed_ext_enabled, pi.link_speed_ext_active),
+        (7, 1)
+    );
+    let (st, pi) = pi_set(&mut f, (h1, 1), 1, &[0], |pi| pi.link_speed_ext_enabled = 0);
+    assert!(st.is_success());
+    assert_eq!(pi.link_speed_ext_active, 1, "0 is no change");
+    let (st, pi) = pi_set(&mut f, (h1, 1), 1, &[0], |pi| {
+        pi.link_speed_ext_enabled = 30
+    });
+    assert!(st.is_success());
+    assert_eq!(pi.link_speed_ext_active, 0);
+    assert_eq!(f.node(h1).ports[1].speed_ext_enabled, 0);
+}
+
+#[test]
+fn switch_info_and_lft_sets_program_the_switch() {
+    let (mut f, [h1, sw1, _, h2]) = two_switches();
+    f.configure(None);
+    let from = (h1, 1);
+    let (_, d) = smp_call(&mut f, from, Method::Get, id::SWITCH_INFO, 0, &[0, 1], &[]).unwrap();
+    let si = SwitchInfo::parse(&d).unwrap();
+    let set_si = |f: &mut Fabric, edit: &dyn Fn(&mut SwitchInfo)| {
+        let mut s = si;
+        edit(&mut s);
+        let mut data = [0u8; 64];
+        s.emit(&mut data);
+        let (st, d) = smp_call(f, from, Method::Set, id::SWITCH_INFO, 0, &[0, 1], &data).unwrap();
+        (st, SwitchInfo::parse(&d).unwrap())
+    };
+    let (st, got) = set_si(&mut f, &|s| {
+        s.linear_fdb_top = 0x1ff;
+        s.life_time_value = 0x12;
+        s.default_port = 3;
+        s.default_multicast_primary_port = 1;
+        s.default_multicast_not_primary_port = 0xff;
+        s.linear_fdb_cap = 7; // read-only: ignored
+    });
+    assert!(st.is_success());
+    assert_eq!(
+        (got.linear_fdb_top, got.life_time_value, got.default_port),
+        (0x1ff, 0x12, 3)
+    );
+    assert_eq!(
+        (
+            got.default_multicast_primary_port,
+            got.default_multicast_not_primary_port
+        ),
+        (1, 0xff)
+    );
+    assert_eq!(got.linear_fdb_cap, 30 * 1024);
+    let before = snapshot(&f);
+    for (what, edit) in [
+        (
+            "top at LinearFDBCap",
+            &(|s: &mut SwitchInfo| s.linear_fdb_top = 30 * 1024) as &dyn Fn(&mut SwitchInfo),
+        ),
+        ("top 0xffff", &|s| s.linear_fdb_top = 0xffff),
+        ("default port 9", &|s| s.default_port = 9),
+        ("multicast port 200", &|s| {
+            s.default_multicast_primary_port = 200
+        }),
+    ] {
+        let (st, _) = set_si(&mut f, edit);
+        assert_eq!(st, INVALID, "{what}");
+        assert_eq!(snapshot(&f), before, "{what}");
+    }
+    // LFT blocks: written, grown up to LinearFDBCap, answered back; past it refused.
+    let mut block = [0xffu8; 64];
+    block[5] = 3;
+    block[63] = 1;
+    let (st, d) = smp_call(&mut f, from, Method::Set, id::LFT, 7, &[0, 1], &block).unwrap();
+    assert!(st.is_success());
+    assert_eq!(d, block);
+    let lft = &f.node(sw1).switch.as_ref().unwrap().lft;
+    assert_eq!(
+        (lft.len(), lft[7 * 64 + 5], lft[8 * 64 - 1]),
+        (8 * 64, 3, 1)
+    );
+    let (st, d) = smp_call(&mut f, from, Method::Get, id::LFT, 7, &[0, 1], &[]).unwrap();
+    assert!(st.is_success());
+    assert_eq!(d, block);
+    let last = 30 * 1024 / 64 - 1;
+    let (st, _) = smp_call(&mut f, from, Method::Set, id::LFT, last, &[0, 1], &block).unwrap();
+    assert!(st.is_success());
+    assert_eq!(f.node(sw1).switch.as_ref().unwrap().lft.len(), 30 * 1024);
+    for b in [last + 1, 767, 0xffff_ffff] {
+        let (st, _) = smp_call(&mut f, from, Method::Set, id::LFT, b, &[0, 1], &block).unwrap();
+        assert_eq!(st, INVALID, "block {b}");
+    }
+    // LFTs are a switch's: a CA answers "not supported".
+    let (st, _) = smp_call(&mut f, from, Method::Set, id::LFT, 0, &[0], &block).unwrap();
+    assert_eq!(st, Status(Status::METHOD_ATTR_NOT_SUPPORTED));
+    // LinearFDBTop bounds routing: a DLID above it is discarded.
+    let l_h2 = f.node(h2).lid_of(1);
+    assert!(f.lid_route(from, l_h2).is_some());
+    let (st, _) = set_si(&mut f, &|s| s.linear_fdb_top = l_h2 - 1);
+    assert!(st.is_success());
+    assert_eq!(f.lid_route(from, l_h2), None);
+    // Routing follows a rewritten block: h2's LID out of port 2 (no link) is dropped.
+    let (st, _) = set_si(&mut f, &|s| s.linear_fdb_top = 0x1ff);
+    assert!(st.is_success());
+    let mut b0 = [0u8; 64];
+    b0.copy_from_slice(&f.node(sw1).switch.as_ref().unwrap().lft[..64]);
+    b0[usize::from(l_h2)] = 2;
+    let (st, _) = smp_call(&mut f, from, Method::Set, id::LFT, 0, &[0, 1], &b0).unwrap();
+    assert!(st.is_success());
+    assert_eq!(f.lid_route(from, l_h2), None);
+}
+
+#[test]
+fn read_only_and_sm_attributes_refuse_sets() {
+    let (mut f, [h1, ..]) = two_switches();
+    let from = (h1, 1);
+    let data = [0x41u8; 64];
+    for (method, attr, path) in [
+        (Method::Set, id::NODE_DESC, &[0u8, 1][..]),
+        (Method::Set, id::NODE_DESC, &[0]),
+        (Method::Set, id::NODE_INFO, &[0, 1]),
+        (Method::Set, id::SWITCH_INFO, &[0]),
+        (Method::Get, id::SM_INFO, &[0, 1]),
+        (Method::Set, id::SM_INFO, &[0]),
+        (Method::Set, id::MLNX_EXT_PORT_INFO, &[0]),
+    ] {
+        let before = snapshot(&f);
+        let (st, _) = smp_call(&mut f, from, method, attr, 0, path, &data).unwrap();
+        assert_eq!(
+            st,
+            Status(Status::METHOD_ATTR_NOT_SUPPORTED),
+            "{method:?} {attr:#x}"
+        );
+        assert_eq!(snapshot(&f), before);
+    }
+    let d = get(&mut f, from, id::NODE_DESC, 0, &[0]).unwrap();
+    let d = NodeDescription::parse(Smp::new_checked(&d[..]).unwrap().data()).unwrap();
+    assert_eq!(d.as_str(), "h1 desc");
+}
+
+/// Directed routes from `from` to every node, by the port each is entered through: for a
+/// switch one route, for a CA one a linked port (the route arrives on it).
+fn dr_routes(f: &Fabric, from: (NodeIdx, u8)) -> Vec<((NodeIdx, u8), Vec<u8>)> {
+    let mut out = vec![(from, vec![0u8])];
+    let mut seen = std::collections::HashSet::from([from.0]);
+    let mut queue = std::collections::VecDeque::new();
+    let (first, first_port) = f.node(from.0).ports[usize::from(from.1)].remote.unwrap();
+    queue.push_back(((first, first_port), vec![0u8, from.1]));
+    while let Some(((n, in_port), route)) = queue.pop_front() {
+        if !f.node(n).is_switch() {
+            out.push(((n, in_port), route));
+            continue;
+        }
+        if !seen.insert(n) {
+            continue;
+        }
+        out.push(((n, 0), route.clone()));
+        for p in f.node(n).ports.iter().skip(1) {
+            if let Some(far) = p.remote {
+                if !f.node(far.0).is_switch() || far != from {
+                    let mut r = route.clone();
+                    r.push(p.num);
+                    queue.push_back((far, r));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// An SM's sweep by hand over `Fabric::deliver` on an unconfigured fabric: LIDs and the SM
+/// LID into every end port, LFT blocks (min-hop tables, computed on a copy) and
+/// LinearFDBTop into every switch, PortStateChange cleared, then Armed and Active on both
+/// ends of every link. Every linked port ends Active and LID routes work.
+fn sweep_by_hand(path: &str) {
+    let mut f = Fabric::load(path).unwrap();
+    let sm = f
+        .nodes()
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| {
+            let p = n.ports.iter().find(|p| p.remote.is_some())?;
+            (!n.is_switch()).then_some((NodeIdx(i as u32), p.num))
+        })
+        .unwrap();
+    let routes = dr_routes(&f, sm);
+    let switch_routes: Vec<_> = routes
+        .iter()
+        .filter(|((n, _), _)| f.node(*n).is_switch())
+        .cloned()
+        .collect();
+    // LIDs: in route order from 1; the SM's port is LID 1.
+    let mut lid = 0u16;
+    for ((n, num), route) in &routes {
+        lid += 1;
+        let (st, pi) = pi_set(&mut f, sm, *num, route, |pi| {
+            pi.lid = lid;
+            pi.master_sm_lid = 1;
+            pi.gid_prefix = 0xfe80_0000_0000_0000;
+        });
+        assert!(st.is_success(), "{n:?} {num}: {st:?}");
+        assert_eq!(pi.lid, lid);
+    }
+    // LFTs from min-hop routing on a copy with the LIDs the Sets gave.
+    let mut plan = f.clone();
+    plan.route_min_hop();
+    for ((n, _), route) in switch_routes.iter() {
+        let sw = plan.node(*n).switch.clone().unwrap();
+        for (b, chunk) in sw.lft.chunks(64).enumerate() {
+            let mut block = [0xffu8; 64];
+            block[..chunk.len()].copy_from_slice(chunk);
+            let (st, _) =
+                smp_call(&mut f, sm, Method::Set, id::LFT, b as u32, route, &block).unwrap();
+            assert!(st.is_success());
+        }
+        let (_, d) = smp_call(&mut f, sm, Method::Get, id::SWITCH_INFO, 0, route, &[]).unwrap();
+        let mut si = SwitchInfo::parse(&d).unwrap();
+        si.linear_fdb_top = sw.linear_fdb_top;
+        si.port_state_change = true;
+        let mut data = [0u8; 64];
+        si.emit(&mut data);
+        let (st, _) = smp_call(&mut f, sm, Method::Set, id::SWITCH_INFO, 0, route, &data).unwrap();
+        assert!(st.is_success());
+        assert!(!psc(&f, *n));
+    }
+    // Both ends of every link: Armed, then Active. A switch port is set through the
+    // switch's route; a CA port through the route that arrives on it.
+    let route_to = |(n, num): (NodeIdx, u8)| -> (u8, Vec<u8>) {
+        let key = if f.node(n).is_switch() {
+            (n, 0)
+        } else {
+            (n, num)
+        };
+        let r = routes.iter().find(|(k, _)| *k == key).unwrap().1.clone();
+        (if f.node(n).is_switch() { num } else { 0 }, r)
+    };
+    let mut ends = Vec::new();
+    for (i, n) in f.nodes().iter().enumerate() {
+        for p in n.ports.iter().filter(|p| p.remote.is_some()) {
+            ends.push(route_to((NodeIdx(i as u32), p.num)));
+        }
+    }
+    for s in [PortState::Armed, PortState::Active] {
+        for (num, route) in &ends {
+            let (st, pi) = pi_set(&mut f, sm, *num, route, |pi| pi.port_state = s);
+            assert!(st.is_success(), "{s} along {route:?}: {st:?}");
+            assert_eq!(pi.port_state, s);
+        }
+    }
+    for n in f.nodes() {
+        for p in n.ports.iter().filter(|p| p.remote.is_some()) {
+            assert_eq!(
+                (p.state, p.phys),
+                (PortState::Active, PhysPortState::LinkUp),
+                "{} port {}",
+                n.spec.id,
+                p.num
+            );
+        }
+        if let Some(sw) = &n.switch {
+            assert!(
+                !sw.port_state_change,
+                "{}: arming is no link event",
+                n.spec.id
+            );
+        }
+    }
+    // LID routes between sampled hosts, and to every switch from the SM.
+    let hosts: Vec<(NodeIdx, u8)> = routes
+        .iter()
+        .filter(|((n, _), _)| !f.node(*n).is_switch())
+        .map(|(k, _)| *k)
+        .collect();
+    let step = (hosts.len() / 12).max(1);
+    for &a in hosts.iter().step_by(step) {
+        for &b in hosts.iter().skip(1).step_by(step) {
+            let to = f.node(b.0).lid_of(b.1);
+            assert_eq!(f.lid_route(a, to), Some(b), "{a:?} -> {b:?}");
+        }
+    }
+    for ((n, _), _) in switch_routes.iter() {
+        let l = f.node(*n).lid_of(0);
+        let req = Smp::lid_request(Method::Get, id::NODE_INFO, 0, 3);
+        let r = f.deliver(sm, l, 0, &req).unwrap();
+        let ni = NodeInfo::parse(Smp::new_checked(&r.mad[..]).unwrap().data()).unwrap();
+        assert_eq!(ni.node_guid, f.node(*n).spec.guid);
+    }
+}
+
+#[test]
+fn a_hand_written_sweep_leaves_every_link_active_and_lids_routing() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fabrics/");
+    for net in ["example.net", "fattree-1008.net", "lmc.net"] {
+        sweep_by_hand(&format!("{dir}{net}"));
+    }
 }
