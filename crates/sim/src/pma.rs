@@ -148,7 +148,12 @@ impl Fabric {
             _ => Status(Status::METHOD_NOT_SUPPORTED),
         };
         let mut mad = Mad::new_unchecked(&mut buf[..]);
-        let response = method.response().unwrap_or(Method::GetResp);
+        // A Trap's TrapRepress is not a response: what the PMA does not support is answered
+        // with GetResp.
+        let response = method
+            .response()
+            .filter(|m| m.is_response())
+            .unwrap_or(Method::GetResp);
         mad.set_method(response);
         mad.set_status(status);
     }

@@ -160,6 +160,11 @@ impl Fabric {
         };
         let mut smp = Smp::new_unchecked(&mut buf[..]);
         smp.make_response(status);
+        // A Trap's TrapRepress is not a response: what the SMA does not support is
+        // answered with GetResp.
+        if !smp.method().is_response() {
+            smp.header_mut().set_method(Method::GetResp);
+        }
         smp.data_mut().copy_from_slice(&data);
     }
 

@@ -1244,3 +1244,25 @@ fn a_hand_written_sweep_leaves_every_link_active_and_lids_routing() {
         sweep_by_hand(&format!("{dir}{net}"));
     }
 }
+
+/// A Trap (whose TrapRepress is no response) sent to an agent is answered with GetResp and
+/// "method not supported" (found by the fuzz target `sim_deliver`).
+#[test]
+fn a_trap_to_an_agent_is_answered_with_a_response() {
+    use ibmad::{MadHeader, MgmtClass};
+    let (mut f, [h1, sw1, ..]) = two_switches();
+    f.configure(None);
+    let l_sw1 = f.node(sw1).lid_of(0);
+    for (class, qp) in [(MgmtClass::Perf, 1), (MgmtClass::SubnLid, 0)] {
+        let mut buf = [0u8; 256];
+        MadHeader::request(class, 1, Method::Trap, 0x12, 0, 5)
+            .emit(&mut ibmad::Mad::new_unchecked(&mut buf[..]));
+        let r = f.deliver((h1, 1), l_sw1, qp, &buf).unwrap();
+        let mad = ibmad::Mad::new_unchecked(&r.mad[..]);
+        assert_eq!(mad.method(), Method::GetResp, "{class:?}");
+        assert_eq!(
+            mad.status().without_direction(),
+            Status(Status::METHOD_NOT_SUPPORTED)
+        );
+    }
+}
