@@ -5,6 +5,7 @@ mod bench_diags;
 mod bench_discover;
 mod bench_rmpp;
 mod bench_roundtrip;
+mod bench_sim;
 mod capture;
 mod demo;
 mod fattree;
@@ -83,6 +84,14 @@ commands:
         transport; or UMAD_BIN=<umad>) vs the C tools under umad2sim on fabrics/fattree-1008.net
         (1052 nodes): checked identical, then N interleaved rounds (default 9, at least 7),
         medians, umad ÷ C per tool (goal <= 0.25). Re-runs itself as an optimized build
+  bench-sim [--runs N] [--quick]
+        the in-process simulator (ibnetsim) vs ibsim on fat trees of 1052, 10,400 and
+        40,958 nodes: start-up time and peak memory (Fabric::load + configure in a child vs
+        ibsim from spawn to answering), pipelined DR NodeInfo rate (64 in flight) in process
+        vs through ibsim, and `umad ibnetdiscover` under UMAD_SIM; N interleaved rounds
+        (default 5, at least 5; the 41k ibsim starts in 3 of them, none with --quick).
+        Goals: start-up >= 20x faster at 41k, SMP rate >= 10x, discovery of 10,400 nodes
+        < 1 s and of 41k < 4 s. Re-runs itself as an optimized build
   realkernel [--tests FILTER] [--timeout SECS] [--kernel-pkg PKG]
         boot a stock Debian kernel (downloaded and unpacked into target/realkernel, never
         installed) in QEMU (TCG) with ib_umad and two Soft-RoCE ports, and run the tests gated
@@ -120,6 +129,8 @@ fn main() -> ExitCode {
         "bench-roundtrip" => bench_roundtrip::run(rest),
         "bench-discover" => bench_discover::run(rest),
         "bench-diags" => bench_diags::run(rest),
+        "bench-sim" => bench_sim::run(rest),
+        bench_sim::CHILD_COMMAND => bench_sim::child(rest),
         bench_roundtrip::CHILD_COMMAND => bench_roundtrip::child(rest),
         "realkernel" => realkernel::parse_opts(rest).and_then(|o| realkernel::run(&o)),
         "package" => package::run(rest),
