@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -147,6 +147,8 @@ struct Parser<'a> {
     depth: usize,
     include: &'a mut Includer<'a>,
     ids: HashMap<String, usize>,
+    /// The node GUIDs given so far (a file of N nodes is checked in O(N), not O(N²)).
+    node_guids: HashSet<u64>,
 }
 
 fn err(file: Option<&Path>, line: usize, message: impl Into<String>) -> NetfileError {
@@ -208,6 +210,7 @@ impl Netfile {
             depth: 0,
             include,
             ids: HashMap::new(),
+            node_guids: HashSet::new(),
         };
         p.file(text, file)?;
         let out = p.out;
@@ -584,7 +587,7 @@ impl Parser<'_> {
             _ => CA,
         };
         let guid = self.guids[t];
-        if self.out.nodes.iter().any(|n| n.guid == guid) {
+        if self.node_guids.contains(&guid) {
             return Err(e(format!("node {id} guid {guid:x} already exists")));
         }
         let is_switch = node_type == NodeType::Switch;
@@ -666,6 +669,7 @@ impl Parser<'_> {
             left -= 1;
         }
         self.ids.insert(id, self.out.nodes.len());
+        self.node_guids.insert(node.guid);
         self.out.nodes.push(node);
         Ok(i)
     }
