@@ -60,6 +60,9 @@ impl Fabric {
         self.count_hops(&mut hops);
         let (at, in_port) = there.ok_or(Dropped::NoRoute)?;
         let sqp = match (qp, class) {
+            (0, MgmtClass::SubnLid) if self.sm_answers(at, in_port, &buf) => {
+                return Err(Dropped::NoAgent { at, port: in_port })
+            }
             (0, MgmtClass::SubnLid) => {
                 self.answer(at, in_port, &mut buf);
                 0
@@ -68,7 +71,7 @@ impl Fabric {
                 self.pma(at, &mut buf);
                 1
             }
-            _ => return Err(Dropped::NoAgent),
+            _ => return Err(Dropped::NoAgent { at, port: in_port }),
         };
         // Back by LID to the sender's LID, from the port the request came in on.
         let slid = self.lid_of(at, in_port);
@@ -83,5 +86,45 @@ impl Fabric {
             slid,
             sqp,
         })
+    }
+
+    /// Where a response sent from `from` (an SM's answer, say) arrives: node and the port it
+    /// came in on. By LID through the switches' tables unless it is a directed-route SMP
+    /// sent to the permissive LID, which returns along its return path (ibsim's rule: any
+    /// DLID below 0xffff is LID-routed). `mad` is taken as ibsim takes a client's directed
+    /// response, with hop pointer 0 (what the kernel would set is left to this walk): the
+    /// walk starts at hop pointer hop count + 1, as the responder's SMA leaves it. Links
+    /// crossed are counted as for requests.
+    pub fn route_response(
+        &mut self,
+        from: (NodeIdx, u8),
+        dlid: u16,
+        mad: &[u8],
+    ) -> Result<(NodeIdx, u8), Dropped> {
+        if !self.has_port(from) {
+            return Err(Dropped::NoLink);
+        }
+        let mut buf = [0u8; MAD_SIZE];
+        let n = mad.len().min(MAD_SIZE);
+        buf[..n].copy_from_slice(&mad[..n]);
+        let mut hops = Vec::new();
+        let class = Mad::new_unchecked(&buf[..]).mgmt_class();
+        let there = if class == MgmtClass::SubnDirectedRoute && dlid == PERMISSIVE_LID {
+            let mut smp = ibmad::Smp::new_unchecked(&mut buf[..]);
+            if !smp.direction() {
+                return Err(Dropped::BadHop);
+            }
+            let count = smp.hop_count();
+            smp.set_hop_pointer(if count == 0 {
+                0
+            } else {
+                count.saturating_add(1)
+            });
+            self.walk(from, &mut buf, &mut hops)
+        } else {
+            self.lid_path(from, dlid, &mut hops).ok_or(Dropped::NoRoute)
+        };
+        self.count_hops(&mut hops);
+        there
     }
 }

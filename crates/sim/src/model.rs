@@ -111,6 +111,8 @@ pub struct Port {
     pub link_down_default: u8,
     /// What the port has counted (the PMA's PortCounters).
     pub counters: crate::pma::Counters,
+    /// PortInfo.CapabilityMask.IsSM: an SM runs behind this port ([`Fabric::set_is_sm`]).
+    pub is_sm: bool,
 }
 
 /// A switch's forwarding state.
@@ -326,6 +328,7 @@ impl Builder {
                 // Polling, as ibsim's templates (and hardware) start.
                 link_down_default: 2,
                 counters: crate::pma::Counters::default(),
+                is_sm: false,
             })
             .collect();
         f.by_id.insert(spec.id.clone(), idx);

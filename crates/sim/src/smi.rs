@@ -24,8 +24,15 @@ pub enum Dropped {
     /// No LID route to the destination, or back to the sender: unrouted, past a switch's
     /// table, or through a port that is not LinkUp and Active.
     NoRoute,
-    /// Nothing on the destination node answers this class.
-    NoAgent,
+    /// Nothing on the destination node answers this class or attribute (an SM behind the
+    /// port might: SA, SMInfo, traps, vendor and CM classes): the request arrived at node
+    /// `at` through `port` (a switch's: the external port it came in on, or 0).
+    NoAgent {
+        /// The node the request reached.
+        at: NodeIdx,
+        /// The port it arrived on.
+        port: u8,
+    },
     /// A hop pointer, hop count or direction that fits no rule (C14-9:5, C14-13:5).
     BadHop,
     /// The route leaves through a port the node does not have, or one without a link.
@@ -66,6 +73,9 @@ impl Fabric {
         let there = self.walk(from, &mut buf, &mut hops);
         self.count_hops(&mut hops);
         let (at, in_port) = there?;
+        if self.sm_answers(at, in_port, &buf) {
+            return Err(Dropped::NoAgent { at, port: in_port });
+        }
         self.answer(at, in_port, &mut buf);
         // Back along the return path to the sender.
         let back = self.walk((at, in_port), &mut buf, &mut hops);
@@ -76,10 +86,42 @@ impl Fabric {
         Ok(buf)
     }
 
+    /// Whether the subnet management request in `buf`, arrived at `at` through `in_port`, is
+    /// the SM's to answer rather than the SMA's: SMInfo or a Notice (a trap) at a port whose
+    /// IsSM is set (on a switch, port 0's).
+    pub(crate) fn sm_answers(&self, at: NodeIdx, in_port: u8, buf: &[u8; MAD_SIZE]) -> bool {
+        let mad = Mad::new_unchecked(&buf[..]);
+        let node = self.node(at);
+        let port = if node.is_switch() { 0 } else { in_port };
+        matches!(mad.attr_id(), id::SM_INFO | id::NOTICE)
+            && node.port(port).is_some_and(|p| p.is_sm)
+    }
+
+    /// Marks port `at` (a CA's port, a switch's port 0) as one an SM runs behind, or no
+    /// longer: PortInfo.CapabilityMask.IsSM, the only bytes ibsim's SET_ISSM changes, and
+    /// SMInfo and traps arriving there are the SM's ([`Dropped::NoAgent`]). False if the
+    /// fabric has no such port (or it is a switch's external port).
+    pub fn set_is_sm(&mut self, (node, port): (NodeIdx, u8), on: bool) -> bool {
+        if (node.0 as usize) >= self.len() {
+            return false;
+        }
+        let switch = self.node(node).is_switch();
+        if switch && port != 0 {
+            return false;
+        }
+        match self.node_mut(node).ports.get_mut(usize::from(port)) {
+            Some(p) if switch || port != 0 => {
+                p.is_sm = on;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Walks a directed-route SMP from `start` (the node and port it starts on, with no
     /// arrival port) to where it is handed to an SMA or SM; returns that node and the port
     /// it arrived on (the start port if it never left).
-    fn walk(
+    pub(crate) fn walk(
         &self,
         start: (NodeIdx, u8),
         buf: &mut [u8; MAD_SIZE],
@@ -464,6 +506,12 @@ fn port_info(f: &Fabric, node: &Node, num: u8, in_port: u8) -> PortInfo {
         link_speed_ext_enabled: if ext { p.speed_ext_enabled } else { 0 },
         link_speed_ext_supported: if ext { IBSIM_SPEEDS_EXT_SUPPORTED } else { 0 },
         link_speed_ext_active: a.speed_ext,
+        // IsSM as an SM behind an end port set it (ibsim's SET_ISSM changes only this bit).
+        capability_mask: if end_port && p.is_sm {
+            template.capability_mask | cap::IS_SM
+        } else {
+            template.capability_mask
+        },
         ..template
     }
 }

@@ -425,7 +425,10 @@ fn the_pma_counts_simulated_traffic_and_resets() {
     // A class no node serves gets no answer.
     let mut sa = pma(0x12, Method::Get, 0);
     sa[1] = 0x03;
-    assert_eq!(f.deliver((h1, 1), l_sw1, 1, &sa), Err(Dropped::NoAgent));
+    assert_eq!(
+        f.deliver((h1, 1), l_sw1, 1, &sa),
+        Err(Dropped::NoAgent { at: sw1, port: 1 })
+    );
 }
 
 // ---- The SMA's Set side (state.rs) ----
