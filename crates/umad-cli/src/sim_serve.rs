@@ -21,11 +21,20 @@
 //! Unlike ibsim: no ten-client limit (slots up to the 65,536 that fit the TID's 16 bits, each
 //! data socket bound when its slot is first used); a client that went away without
 //! DISCONNECT loses its slot when a send to it fails or when the next client connects (its
-//! `<base>:in<id>` no longer exists); no console. Not yet: requests nobody in the fabric
-//! answers (SA, SMInfo, traps, ...) are not forwarded to the node's SM client but returned
-//! with status 110; SET_ISSM shows in the control channel's PortInfo, not yet in the SMA's.
+//! `<base>:in<id>` no longer exists); no console.
+//!
+//! Requests the fabric does not answer (`Dropped::NoAgent`: SA, SMInfo and traps at an IsSM
+//! port, vendor and CM classes) go, as ibsim forwards them, unchanged but for the filled-in
+//! SLID and the TID's slot stamp, to the client attached at the port they arrived at with
+//! their QP (above 1), or for QP 0/1 to that port's SM client (CONNECT with issm or
+//! SET_ISSM, which also sets IsSM in the SMA's PortInfo); with none there they come back
+//! with status 110. A response a client sends goes, by LID or along its return path
+//! (`Fabric::route_response`), to the client whose slot is in TID bits 48-63 if it lands
+//! on that client's port, else back with status 110. Not yet: a forwarded directed-route
+//! request does not carry ibsim's return path, no Trap 144 on SET_ISSM, and opensm's sweep
+//! over the daemon does not complete yet (P_KeyTable unanswered; opensm ends with "Can't
+//! acquire SM's port object").
 
-use std::collections::HashSet;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::net::UnixDatagram;
@@ -35,16 +44,13 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction, Command};
 use ibmad::attr::id;
-use ibnetsim::{Fabric, NodeIdx};
+use ibnetsim::{Dropped, Fabric, NodeIdx};
 use umad::carrier::ibsim::wire::{self, ctl, Ctl, Request};
 
 use crate::exit;
 
 /// How long a reply may wait for room in a client's socket before it is dropped.
 const SEND_WAIT: Duration = Duration::from_millis(200);
-
-/// PortInfo.CapabilityMask.IsSM.
-const CAP_IS_SM: u32 = 1 << 1;
 
 /// The clap command of `umad sim`.
 pub fn command() -> Command {
@@ -155,8 +161,10 @@ struct Client {
     peer: String,
     /// Where it is attached.
     at: (NodeIdx, u8),
-    /// Whether it attached as the node's SM.
+    /// Whether it attached as the node's SM (CONNECT with issm, or SET_ISSM).
     issm: bool,
+    /// The QP it connected with (a client with a QP above 1 gets that QP's packets).
+    qp: u32,
 }
 
 /// One client slot: its data socket, bound on first use and kept.
@@ -175,8 +183,6 @@ struct Slot {
 struct State {
     fabric: Fabric,
     slots: Vec<Slot>,
-    /// Ports whose CapabilityMask has IsSM set by SET_ISSM.
-    issm_ports: HashSet<(NodeIdx, u8)>,
 }
 
 /// The daemon: the control socket, the fabric and the slots.
@@ -231,7 +237,7 @@ impl State {
     fn drop_client(&mut self, slot: usize) {
         if let Some(c) = self.slots[slot].client.take() {
             if c.issm {
-                self.issm_ports.remove(&c.at);
+                self.fabric.set_is_sm(c.at, false);
             }
         }
     }
@@ -246,17 +252,52 @@ impl State {
     }
 
     /// PortInfo of `port` as ibsim's control channel returns it: LocalPortNum the port's own
-    /// (0 on a switch), IsSM as SET_ISSM left it.
+    /// (0 on a switch); IsSM as SET_ISSM left it, as the SMA shows it.
     fn port_info(&mut self, at: (NodeIdx, u8), port: u8) -> [u8; 64] {
         let mut pi = local_get(&mut self.fabric, at, id::PORT_INFO, u32::from(port));
         let switch = self.is_switch(at.0);
         pi[28] = if switch { 0 } else { port };
-        let mut cap = u32::from_be_bytes([pi[20], pi[21], pi[22], pi[23]]);
-        if self.issm_ports.contains(&(at.0, port)) {
-            cap |= CAP_IS_SM;
-        }
-        pi[20..24].copy_from_slice(&cap.to_be_bytes());
         pi
+    }
+
+    /// The port a packet that arrived at `port` of `node` is for, as ibsim matches clients
+    /// (by port GUID: a switch's ports share port 0's).
+    fn client_port(&self, (node, port): (NodeIdx, u8)) -> (NodeIdx, u8) {
+        (node, if self.is_switch(node) { 0 } else { port })
+    }
+
+    /// The client a packet arriving at `at` goes to (ibsim's `find_client`): for a response,
+    /// the one in the slot its TID names if attached there; else one attached there with
+    /// the packet's QP (above 1), or for a request on QP 0 or 1 the SM client there.
+    fn find_client(
+        &self,
+        at: (NodeIdx, u8),
+        response: bool,
+        dqp: u32,
+        tid_slot: u16,
+    ) -> Option<usize> {
+        let at = self.client_port(at);
+        if response {
+            let i = usize::from(tid_slot);
+            if self
+                .slots
+                .get(i)
+                .and_then(|s| s.client.as_ref())
+                .is_some_and(|c| c.at == at)
+            {
+                return Some(i);
+            }
+        }
+        self.slots.iter().position(|s| {
+            s.client.as_ref().is_some_and(|c| {
+                c.at == at
+                    && if dqp > 1 {
+                        c.qp == dqp
+                    } else {
+                        !response && c.issm
+                    }
+            })
+        })
     }
 
     /// The port GET_PORTINFO's data byte 0 names: 0 or past the last port is the attached
@@ -283,7 +324,6 @@ impl Server {
             state: Mutex::new(State {
                 fabric,
                 slots: Vec::new(),
-                issm_ports: HashSet::new(),
             }),
         }))
     }
@@ -378,11 +418,7 @@ impl Server {
                 if let Some(cl) = st.slots[slot].client.as_mut() {
                     cl.issm = on;
                 }
-                if on {
-                    st.issm_ports.insert(at);
-                } else {
-                    st.issm_ports.remove(&at);
-                }
+                st.fabric.set_is_sm(at, on);
             }
             ctl::GET_PKEYS => {
                 // ibsim's table: 0xffff first, the rest of the partition capacity 0.
@@ -442,14 +478,10 @@ impl Server {
                     client: None,
                 };
                 let server = Arc::clone(self);
-                let (sock, generation, sending) = (
-                    Arc::clone(&slot.sock),
-                    Arc::clone(&slot.generation),
-                    Arc::clone(&slot.sending),
-                );
+                let sock = Arc::clone(&slot.sock);
                 std::thread::Builder::new()
                     .name(format!("slot{i}"))
-                    .spawn(move || server.serve_slot(i, &sock, &generation, &sending))?;
+                    .spawn(move || server.serve_slot(i, &sock))?;
                 st.slots.push(slot);
                 i
             }
@@ -467,6 +499,7 @@ impl Server {
             peer,
             at,
             issm: info.issm != 0,
+            qp: info.qp,
         });
         // As strncpy(nodeid, id, 31): byte 31 stays as it came.
         let name = st.fabric.node(node).spec.id.as_bytes();
@@ -480,13 +513,7 @@ impl Server {
 
     /// A slot's data loop: each packet from the slot's client is answered on the slot's
     /// socket.
-    fn serve_slot(
-        &self,
-        slot: usize,
-        sock: &UnixDatagram,
-        generation: &AtomicU64,
-        sending: &Mutex<()>,
-    ) {
+    fn serve_slot(&self, slot: usize, sock: &UnixDatagram) {
         let mut buf = [0u8; 512];
         loop {
             let (n, from) = match sock.recv_from(&mut buf) {
@@ -497,7 +524,9 @@ impl Server {
                     continue;
                 }
             };
-            let (reply, gen, id) = {
+            // The packet to send, where (the slot, its socket, generation and lock), and
+            // the client it is for.
+            let (reply, to) = {
                 let mut st = self.state();
                 let Some(client) = st.slots[slot].client.clone() else {
                     continue;
@@ -506,34 +535,60 @@ impl Server {
                 if !wire::is_addr_of(&from, &client.peer) {
                     continue;
                 }
-                let gen = generation.load(Ordering::SeqCst);
-                (st.process(slot as u16, &client, &buf[..n]), gen, client.id)
-            };
-            let Some(reply) = reply else {
-                continue;
-            };
-            let sent = {
-                let _sending = lock(sending);
-                if generation.load(Ordering::SeqCst) != gen {
+                let Some((reply, dest)) = st.process(slot as u16, &client, &buf[..n]) else {
                     continue;
-                }
-                sock.send(&reply)
+                };
+                let target = |st: &State, i: usize| {
+                    let s = &st.slots[i];
+                    (
+                        i,
+                        Arc::clone(&s.sock),
+                        Arc::clone(&s.generation),
+                        Arc::clone(&s.sending),
+                        s.generation.load(Ordering::SeqCst),
+                        s.client.as_ref().map_or(0, |c| c.id),
+                    )
+                };
+                let to = vec![target(&st, dest)];
+                let to = if dest == slot {
+                    to
+                } else {
+                    // If the forward fails, the sender gets it back with status 110.
+                    let mut to = to;
+                    to.push(target(&st, slot));
+                    to
+                };
+                (reply, to)
             };
-            match sent {
-                Ok(_) => {}
-                // Not reading: the packet is lost, as a full queue loses it.
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
-                // Gone (ibsim: "client seems to be dead - disconnecting").
-                Err(_) => {
-                    let mut st = self.state();
-                    if generation.load(Ordering::SeqCst) == gen
-                        && st.slots[slot].client.as_ref().is_some_and(|c| c.id == id)
-                    {
-                        st.drop_client(slot);
+            let mut reply = reply;
+            for (k, (i, sock, generation, sending, gen, id)) in to.iter().enumerate() {
+                if k > 0 {
+                    // sim_request.status, big-endian.
+                    reply[16..20].copy_from_slice(&wire::STATUS_DROPPED.to_be_bytes());
+                }
+                let sent = {
+                    let _sending = lock(sending);
+                    if generation.load(Ordering::SeqCst) != *gen {
+                        break;
+                    }
+                    sock.send(&reply)
+                };
+                match sent {
+                    Ok(_) => break,
+                    // Not reading: the packet is lost, as a full queue loses it.
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                        ) => {}
+                    // Gone (ibsim: "client seems to be dead - disconnecting").
+                    Err(_) => {
+                        let mut st = self.state();
+                        if generation.load(Ordering::SeqCst) == *gen
+                            && st.slots[*i].client.as_ref().is_some_and(|c| c.id == *id)
+                        {
+                            st.drop_client(*i);
+                        }
                     }
                 }
             }
@@ -542,14 +597,15 @@ impl Server {
 }
 
 impl State {
-    /// One packet of `client` in slot `slot` (ibsim's `process_packet`): the answer to send
-    /// back, or `None` for a packet ibsim discards without one.
+    /// One packet of `client` in slot `slot` (ibsim's `process_packet`): the packet to send
+    /// and the slot to send it to (the sender's for an answer or a bounce, an SM client's
+    /// for what it answers), or `None` for a packet ibsim discards without one.
     fn process(
         &mut self,
         slot: u16,
         client: &Client,
         pkt: &[u8],
-    ) -> Option<[u8; wire::PACKET_LEN]> {
+    ) -> Option<([u8; wire::PACKET_LEN], usize)> {
         let mut r = Request::decode(pkt)?;
         let mad = &mut r.mad;
         let (base_version, class, class_version, method) = (mad[0], mad[1], mad[2], mad[3]);
@@ -577,6 +633,23 @@ impl State {
             // TrapRepress: dropped.
             return None;
         }
+        let me = usize::from(slot);
+        if response {
+            // An SM client's answer: to the client its TID names, if it routes to that
+            // client's port; forwarded unchanged.
+            let dest = self
+                .fabric
+                .route_response(client.at, r.dlid, &r.mad)
+                .ok()
+                .and_then(|at| self.find_client(at, true, r.dqp, wire::tid_slot(&r.mad)));
+            return Some(match dest {
+                Some(d) => (r.encode(), d),
+                None => {
+                    r.status = wire::STATUS_DROPPED;
+                    (r.encode(), me)
+                }
+            });
+        }
         match self.fabric.deliver(client.at, r.dlid, r.dqp, &r.mad) {
             Ok(reply) => {
                 r.mad = reply.mad;
@@ -584,8 +657,16 @@ impl State {
                 std::mem::swap(&mut r.dqp, &mut r.sqp);
                 r.status = 0;
             }
+            // Nothing in the fabric answers it: the SM client where it arrived gets it as it
+            // came (SLID filled in, TID stamped), addresses and QPs unswapped.
+            Err(Dropped::NoAgent { at, port }) => {
+                if let Some(d) = self.find_client((at, port), false, r.dqp, 0) {
+                    return Some((r.encode(), d));
+                }
+                r.status = wire::STATUS_DROPPED;
+            }
             Err(_) => r.status = wire::STATUS_DROPPED,
         }
-        Some(r.encode())
+        Some((r.encode(), me))
     }
 }
