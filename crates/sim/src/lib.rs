@@ -7,6 +7,7 @@ pub mod deliver;
 pub mod lid;
 pub mod load;
 pub mod model;
+mod pkey;
 pub mod pma;
 pub mod smi;
 pub mod state;

@@ -113,6 +113,8 @@ pub struct Port {
     pub counters: crate::pma::Counters,
     /// PortInfo.CapabilityMask.IsSM: an SM runs behind this port ([`Fabric::set_is_sm`]).
     pub is_sm: bool,
+    /// The P_Key table once an SM has written it (`None`: the default, 0xFFFF then zeros).
+    pub pkeys: Option<Box<[u16]>>,
 }
 
 /// A switch's forwarding state.
@@ -329,6 +331,7 @@ impl Builder {
                 link_down_default: 2,
                 counters: crate::pma::Counters::default(),
                 is_sm: false,
+                pkeys: None,
             })
             .collect();
         f.by_id.insert(spec.id.clone(), idx);

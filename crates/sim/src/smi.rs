@@ -180,6 +180,7 @@ impl Fabric {
                     id::PORT_INFO => Some(self.set_port_info(at, in_port, modifier, &req)),
                     id::SWITCH_INFO if switch => Some(self.set_switch_info(at, &req)),
                     id::LFT if switch => Some(self.set_lft(at, modifier, &req)),
+                    id::PKEY_TABLE => Some(self.set_pkeys(at, in_port, modifier, &req)),
                     // NodeInfo, NodeDescription, ExtPortInfo are read-only here; SMInfo
                     // is the SM's, not the SMA's.
                     _ => None,
@@ -222,6 +223,7 @@ impl Fabric {
     ) -> Status {
         let node = self.node(at);
         match attr {
+            id::PKEY_TABLE => self.get_pkeys(at, in_port, modifier, data),
             id::NODE_INFO => {
                 node_info(node, in_port).emit(data);
                 Status::SUCCESS

@@ -1269,3 +1269,60 @@ fn a_trap_to_an_agent_is_answered_with_a_response() {
         );
     }
 }
+
+#[test]
+fn p_key_tables_start_as_ibsim_and_take_sets_by_block() {
+    let (mut f, [h1, sw1, ..]) = two_switches();
+    let pkeys =
+        |f: &mut Fabric, method: Method, modifier: u32, path: &[u8], keys: Option<[u16; 32]>| {
+            let p = DrPath::from_hops(&path[1..]).unwrap();
+            let mut req = Smp::dr_request(method, id::PKEY_TABLE, modifier, 3, &p);
+            if let Some(k) = keys {
+                ibmad::PKeyTable { pkeys: k }.emit(Smp::new_unchecked(&mut req[..]).data_mut());
+            }
+            let r = f.smp((h1, 1), &req).unwrap();
+            let smp = Smp::new_checked(&r[..]).unwrap();
+            (
+                smp.status().without_direction(),
+                ibmad::PKeyTable::parse(smp.data()).unwrap().pkeys,
+            )
+        };
+    // The default: 0xFFFF at index 0; a CA has 64 keys (2 blocks), a switch port 0 8.
+    let (st, k) = pkeys(&mut f, Method::Get, 0, &[0], None);
+    assert!(st.is_success());
+    assert_eq!((k[0], k[1]), (0xffff, 0));
+    assert!(pkeys(&mut f, Method::Get, 1, &[0], None).0.is_success());
+    assert_eq!(
+        pkeys(&mut f, Method::Get, 2, &[0], None).0,
+        Status(Status::INVALID_ATTR_VALUE)
+    );
+    assert_eq!(
+        pkeys(&mut f, Method::Get, 1, &[0, 1], None).0,
+        Status(Status::INVALID_ATTR_VALUE)
+    );
+    // A switch's external port by bits 16-23; one that does not exist is refused.
+    assert!(pkeys(&mut f, Method::Get, 3 << 16, &[0, 1], None)
+        .0
+        .is_success());
+    assert_eq!(
+        pkeys(&mut f, Method::Get, 9 << 16, &[0, 1], None).0,
+        Status(Status::INVALID_ATTR_VALUE)
+    );
+    // A Set writes one block and answers with it.
+    let mut keys = [0u16; 32];
+    keys[0] = 0xffff;
+    keys[5] = 0x8001;
+    let (st, k) = pkeys(&mut f, Method::Set, 3 << 16, &[0, 1], Some(keys));
+    assert!(st.is_success());
+    assert_eq!(k[5], 0x8001);
+    assert_eq!(
+        pkeys(&mut f, Method::Get, 3 << 16, &[0, 1], None).1[5],
+        0x8001
+    );
+    assert_eq!(
+        pkeys(&mut f, Method::Get, 2 << 16, &[0, 1], None).1[5],
+        0,
+        "other ports keep theirs"
+    );
+    let _ = sw1;
+}

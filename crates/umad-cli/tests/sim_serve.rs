@@ -382,3 +382,178 @@ fn clients_killed_without_disconnect_do_not_wedge_the_daemon() {
         ibsim_native(&sim, "ibnetdiscover", &[])
     );
 }
+
+// ---- An SM on the daemon: requests the fabric does not answer go to the SM client ----
+
+/// The ids of the first two CAs of `netfile` (`Hca <ports> "<id>"`).
+fn two_cas(netfile: &Path) -> (String, String) {
+    let text = std::fs::read_to_string(netfile).unwrap();
+    let mut ids = text.lines().filter_map(|l| {
+        let l = l.trim_start();
+        if !(l.starts_with("Hca") || l.starts_with("Ca")) {
+            return None;
+        }
+        l.split('"').nth(1).map(str::to_string)
+    });
+    (ids.next().unwrap(), ids.next().unwrap())
+}
+
+/// `opensm -o` under umad2sim against ibsim and, on the daemon started unconfigured,
+/// against the daemon: afterwards every linked port is Active on both and both show the same
+/// LIDs (umad iblinkinfo and ibnetdiscover natively through each, the same bytes).
+fn opensm_sweeps(fabric: &str) {
+    let netfile = fabrics_dir().join(fabric);
+    let sim = Ibsim::start(&netfile).expect("ibsim starts");
+    let serve = Serve::start(&netfile);
+    let before = ours_native(&sim, &serve, "iblinkinfo", &[]);
+    assert!(
+        before.1.contains("Initialize") || before.1.contains("Down"),
+        "{fabric}: unconfigured at start:\n{}",
+        before.1
+    );
+    sim.run_sm_once().expect("opensm -o on ibsim");
+    let socket = serve.socket.clone();
+    sim.opensm()
+        .configure(move |c| {
+            c.env("IBSIM_SOCKNAME", &socket);
+            Ok(())
+        })
+        .run_once()
+        .unwrap_or_else(|e| panic!("{fabric}: opensm -o on umad sim serve: {e}"));
+    let mut report = String::new();
+    for (tool, args) in [("iblinkinfo", &[][..]), ("ibnetdiscover", &[][..])] {
+        let ours = ours_native(&sim, &serve, tool, args);
+        assert_eq!(ours.0, 0, "{fabric}: umad {tool}:\n{}", ours.1);
+        report += &differs(
+            &format!("{fabric}: umad {tool} after opensm -o"),
+            &ibsim_native(&sim, tool, args),
+            &ours,
+        );
+        if tool == "iblinkinfo" {
+            // Linked ports (an unlinked one shows no far end: `[  ] "" ( )`).
+            for l in ours
+                .1
+                .lines()
+                .filter(|l| l.contains("==(") && !l.contains("[  ] \"\" ("))
+            {
+                assert!(
+                    l.contains("Active/  LinkUp") || l.contains("Active"),
+                    "{fabric}: a linked port not Active: {l}"
+                );
+                assert!(
+                    !l.contains("Initialize") && !l.contains("Armed"),
+                    "{fabric}: {l}"
+                );
+            }
+        } else {
+            assert!(
+                !ours.1.contains("# lid 0 "),
+                "{fabric}: a port without a LID:\n{}",
+                ours.1
+            );
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "after opensm -o, umad sim serve differs from ibsim:\n{report}"
+    );
+}
+
+#[test]
+fn opensm_once_brings_up_example() {
+    if !require_ibsim("opensm_once_brings_up_example") {
+        return;
+    }
+    opensm_sweeps("example.net");
+}
+
+#[test]
+fn opensm_once_brings_up_fattree_1008() {
+    if !require_ibsim("opensm_once_brings_up_fattree_1008") {
+        return;
+    }
+    opensm_sweeps("fattree-1008.net");
+}
+
+/// `sminfo`'s activity count moves with time: masked.
+fn mask_activity(text: &str) -> String {
+    text.split_whitespace()
+        .scan(false, |after, w| {
+            let out = if *after {
+                "N".to_string()
+            } else {
+                w.to_string()
+            };
+            *after = w == "count";
+            Some(out)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A resident opensm on each (under umad2sim): from the second CA, C `sminfo` and C
+/// `saquery` (under umad2sim, which cuts SA answers to one MAD on both) and the native
+/// `umad sminfo` print the same through the daemon as through ibsim. The daemon forwards
+/// SMInfo and SA requests to the node's SM client and routes its answers back by TID slot.
+#[test]
+fn a_resident_opensm_answers_sminfo_and_saquery_through_the_daemon() {
+    if !require_ibsim(
+        "umad_cli::sim_serve::a_resident_opensm_answers_sminfo_and_saquery_through_the_daemon",
+    ) {
+        return;
+    }
+    let netfile = fabrics_dir().join("example.net");
+    let (_, second) = two_cas(&netfile);
+    let sim = Ibsim::start(&netfile).expect("ibsim starts");
+    let serve = Serve::start(&netfile);
+    let _on_ibsim = sim.opensm().start_daemon().expect("opensm on ibsim");
+    let socket = serve.socket.clone();
+    let _on_daemon = sim
+        .opensm()
+        .configure(move |c| {
+            c.env("IBSIM_SOCKNAME", &socket);
+            Ok(())
+        })
+        .start_daemon()
+        .expect("opensm on umad sim serve");
+    let c_from = |socket: &str, tool: &str, args: &[&str]| {
+        let out = run(sim
+            .umad2sim_command(tool)
+            .env("IBSIM_SOCKNAME", socket)
+            .env("SIM_HOST", &second)
+            .args(args));
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let native_from = |socket: &str, tool: &str| {
+        let out = run(native(&sim, &umad())
+            .env("UMAD_IBSIM", socket)
+            .env("UMAD_IBSIM_NODE", &second)
+            .arg(tool));
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (ibsim, daemon) = (sim.socket_name().to_string(), serve.socket.clone());
+    let want = c_from(&ibsim, "sminfo", &[]);
+    assert_eq!(want.0, 0, "sminfo on ibsim: {want:?}");
+    let got = c_from(&daemon, "sminfo", &[]);
+    assert_eq!(
+        (got.0, mask_activity(&got.1)),
+        (want.0, mask_activity(&want.1))
+    );
+    assert!(got.1.contains("SMINFO_MASTER"), "{got:?}");
+    let want = native_from(&ibsim, "sminfo");
+    let got = native_from(&daemon, "sminfo");
+    assert_eq!(
+        (got.0, mask_activity(&got.1)),
+        (want.0, mask_activity(&want.1))
+    );
+    let want = c_from(&ibsim, "saquery", &[]);
+    assert_eq!(want.0, 0, "saquery on ibsim: {want:?}");
+    assert!(want.1.contains("NodeRecord dump"), "{want:?}");
+    assert_eq!(c_from(&daemon, "saquery", &[]), want);
+}
