@@ -26,6 +26,14 @@ use crate::{line_diff, Library, SONAME};
 /// How often [`Case::compare`] runs the system tool when it dies by a signal.
 const SYSTEM_ATTEMPTS: u32 = 3;
 
+/// Programs whose own code crashes now and then under umad2sim whichever library is below it
+/// (ibqueryerrors: umad2sim cuts its PathRecord table to one MAD and it indexes its SL table
+/// with a DLID read from uninitialised heap). Ours is run again too when one of these dies by
+/// SIGSEGV, at most once, loudly; any other crash of ours fails at once.
+const CRASH_UNDER_UMAD2SIM: &[&str] = &["ibqueryerrors"];
+/// The segmentation-fault signal's number (Linux).
+const SIGSEGV: i32 = 11;
+
 /// Default time limit of one tool run.
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Prefix of the `LD_DEBUG_OUTPUT` files in a client's scratch directory.
@@ -446,6 +454,21 @@ impl Case {
                              {SYSTEM_ATTEMPTS})",
                             self.command(),
                             attempt + 1
+                        );
+                        attempt += 1;
+                    }
+                    Some(sig)
+                        if *lib != Library::System
+                            && sig == SIGSEGV
+                            && attempt == 1
+                            && CRASH_UNDER_UMAD2SIM
+                                .iter()
+                                .any(|p| self.program.ends_with(p)) =>
+                    {
+                        eprintln!(
+                            "[ours] {}: killed by SIGSEGV, a crash of the program's own code \
+                             under umad2sim (see CRASH_UNDER_UMAD2SIM): run again once",
+                            self.command()
                         );
                         attempt += 1;
                     }
