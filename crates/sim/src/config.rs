@@ -15,10 +15,14 @@ impl Fabric {
     pub fn configure(&mut self, sm_lid: Option<u16>) -> Option<u16> {
         let mut used = vec![false; usize::from(MAX_UNICAST_LID) + 1];
         used[0] = true;
+        // A LID already set holds its whole 2^LMC range (a builder may have set any value:
+        // what lies past the unicast range is not marked, and not given).
         for n in self.nodes() {
             for p in &n.ports {
                 if p.lid != 0 {
-                    used[usize::from(p.lid)] = true;
+                    let end = (usize::from(p.lid) + (1usize << p.lmc.min(7))).min(used.len());
+                    let start = usize::from(p.lid).min(end);
+                    used[start..end].iter_mut().for_each(|u| *u = true);
                 }
             }
         }

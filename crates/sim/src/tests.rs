@@ -1326,3 +1326,26 @@ fn p_key_tables_start_as_ibsim_and_take_sets_by_block() {
     );
     let _ = sw1;
 }
+
+#[test]
+fn preset_lids_keep_their_whole_lmc_range_and_any_value_is_survived() {
+    let (mut f, [h1, sw1, sw2, h2]) = two_switches();
+    // h1 port 1 holds LIDs 4-7 (LMC 2); sw2 has a LID past the unicast range (a builder may
+    // set anything): neither makes configure panic or give a LID twice.
+    f.node_mut(h1).ports[1].lid = 4;
+    f.node_mut(h1).ports[1].lmc = 2;
+    f.node_mut(sw2).ports[0].lid = 0xffff;
+    f.configure(None);
+    let given = [
+        f.node(h1).ports[2].lid,
+        f.node(sw1).ports[0].lid,
+        f.node(h2).ports[1].lid,
+    ];
+    for lid in given {
+        assert!(
+            !(4..=7).contains(&lid),
+            "LID {lid} is inside h1's range 4-7: {given:?}"
+        );
+        assert_ne!(lid, 0);
+    }
+}

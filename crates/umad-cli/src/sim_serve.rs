@@ -126,8 +126,13 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
         );
         return exit::FAILURE;
     }
-    if m.get_flag("configured") {
-        fabric.configure(None);
+    if m.get_flag("configured") && fabric.configure(None).is_none() {
+        eprintln!(
+            "{prog} serve: {} has more ports than there are unicast LIDs (0xbfff): serve it \
+             without --configured",
+            netfile.display()
+        );
+        return exit::FAILURE;
     }
     let server = match Server::bind(&base, fabric) {
         Ok(s) => s,

@@ -8,10 +8,10 @@
 //! Active), since no SM runs in process; `UMAD_SIM_UNCONFIGURED=1` starts it as hardware
 //! powers on.
 //!
-//! What it answers so far: SMPs by directed route and, on a configured fabric, by LID
-//! (NodeInfo, NodeDescription, PortInfo, SwitchInfo, ExtPortInfo; see the `ibnetsim` README).
-//! Other packets are dropped, so their requests time out, as on a fabric where nothing
-//! answers them.
+//! What it answers: SMPs by directed route and, on a configured fabric, by LID (the SMA's
+//! attributes, Get and Set), and PerfMgt (the PMA); see the `ibnetsim` README. Other packets
+//! (SA, SMInfo: no SM runs in process) are dropped, so their requests time out, as on a
+//! fabric where nothing answers them.
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsStr;
@@ -141,8 +141,12 @@ fn world(netfile: &Path, configured: bool) -> Result<Arc<Mutex<World>>> {
         reason: format!("{ENV_SIM}: cannot simulate {}: {e}", netfile.display()),
         errno: libc::EINVAL,
     })?;
-    if configured {
-        fabric.configure(None);
+    if configured && fabric.configure(None).is_none() {
+        return Err(Error::InvalidArgument(format!(
+            "{ENV_SIM}: {} has more ports than there are unicast LIDs (0xbfff), so it cannot \
+             start configured: set {ENV_SIM_UNCONFIGURED}=1",
+            netfile.display()
+        )));
     }
     let w = Arc::new(Mutex::new(World { fabric }));
     worlds.retain(|_, w| w.strong_count() > 0);

@@ -6,7 +6,7 @@
 //!     ├── rpc::core::Core: flights, windows, TIDs, deadlines
 //!     ├── routing: transactions, receive queue
 //!     └── layer::Engine: agents, TIDs, timeouts/retries, RMPP
-//!           └── Carrier: 256-byte packets (native ibsim client; later the in-process sim)
+//!           └── Carrier: 256-byte packets (the native ibsim client; the in-process simulator)
 //! ```
 //!
 //! A [`Carrier`] moves single 256-byte MADs with an address; the [`Engine`] puts the kernel's

@@ -38,6 +38,9 @@ pub(super) struct Link {
     carrying: Mutex<()>,
     /// How long a reader spins on the carrier before it sleeps ([`LayerConfig::spin`]).
     spin: Duration,
+    /// How long a request may outlive its own budget: while its RMPP answer arrives, up to
+    /// the reassembly limit (the configuration does not change).
+    slack: Duration,
     /// Nudges the progress thread (earlier timer, shutdown).
     wake: EventFlag,
     /// Raised while a MAD is queued for the application (the port's descriptor).
@@ -109,6 +112,7 @@ impl Link {
             carrier,
             carrying: Mutex::new(()),
             spin: cfg.spin,
+            slack: cfg.reassembly_timeout + Duration::from_secs(1),
             wake,
             readable,
         };
@@ -574,7 +578,6 @@ impl Shared {
     /// How long a request may outlive its own budget in the engine: while its RMPP answer
     /// arrives, up to the reassembly limit.
     pub(super) fn layer_slack(&self) -> Duration {
-        let cfg = *Shared::layer(&mut self.lock()).engine.config();
-        cfg.reassembly_timeout + Duration::from_secs(1)
+        self.link().slack
     }
 }

@@ -361,7 +361,13 @@ impl Port {
     /// user-space MAD layer over the simulator's port, no daemon, nothing installed.
     pub fn open_sim(opts: &SimOptions) -> Result<Port> {
         let carrier = SimCarrier::attach(opts)?;
-        Port::from_carrier(Box::new(carrier), LayerConfig::default())
+        // The simulator answers inside the send: a reader that found nothing has nothing
+        // coming that a spin could catch (only other threads' answers, which wake it).
+        let cfg = LayerConfig {
+            spin: Duration::ZERO,
+            ..LayerConfig::default()
+        };
+        Port::from_carrier(Box::new(carrier), cfg)
     }
 
     /// Like [`Port::open`], but only ports that have an SMI (QP0) qualify: on planarized HCAs
@@ -829,15 +835,19 @@ impl Port {
             Io::Transport(t) => t,
             Io::Layer(_) => {
                 // Into the engine in one pass of the lock, then carried by this thread.
-                let (refused, carried) = self.shared.layer_send(batch.iter().map(|(_, o)| o));
-                for (i, e) in refused {
-                    if let Some((tx, _)) = batch.iter().nth(i) {
-                        failed.push((*tx, e));
-                    }
-                }
-                if let Err(e) = carried {
-                    for (tx, _) in batch.iter() {
-                        failed.push((*tx, self.send_failure(&e)));
+                let (mut refused, carried) = self.shared.layer_send(batch.iter().map(|(_, o)| o));
+                // Each MAD of the batch fails once: with the engine's refusal, or, when the
+                // carrier failed, with that.
+                refused.sort_unstable_by_key(|(i, _)| *i);
+                let mut refused = refused.into_iter().peekable();
+                for (i, (tx, _)) in batch.iter().enumerate() {
+                    match refused.next_if(|(r, _)| *r == i) {
+                        Some((_, e)) => failed.push((*tx, e)),
+                        None => {
+                            if let Err(e) = &carried {
+                                failed.push((*tx, self.send_failure(e)));
+                            }
+                        }
                     }
                 }
                 return failed;
