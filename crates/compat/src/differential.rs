@@ -382,7 +382,8 @@ fn mask_pointers(line: &str) -> String {
     out
 }
 
-fn mask_client(line: &str) -> String {
+/// umad2sim's ibsim client slot in `attached as client <n>` → `N` (one line).
+pub(crate) fn mask_client(line: &str) -> String {
     const NEEDLE: &str = "attached as client ";
     match line.find(NEEDLE) {
         Some(pos) => {

@@ -435,6 +435,9 @@ impl Case {
     /// A report of everything that went wrong, with diff excerpts.
     pub fn compare(&self, sim: &Ibsim, ours: &Library) -> Result<ToolRun, String> {
         let mut runs = Vec::with_capacity(2);
+        // A run killed by a signal never said goodbye to ibsim: its client slot stays taken,
+        // so the runs after it attach at another slot.
+        let mut crashed = false;
         for lib in [&Library::System, ours] {
             let mut attempt = 1;
             let run = loop {
@@ -456,6 +459,7 @@ impl Case {
                             attempt + 1
                         );
                         attempt += 1;
+                        crashed = true;
                     }
                     Some(sig)
                         if *lib != Library::System
@@ -471,6 +475,7 @@ impl Case {
                             self.command()
                         );
                         attempt += 1;
+                        crashed = true;
                     }
                     _ => break run,
                 }
@@ -494,7 +499,16 @@ impl Case {
             ("stdout", &sys.stdout, &ours_run.stdout),
             ("stderr", &sys.stderr, &ours_run.stderr),
         ] {
-            let mask = |t: &str| mask_field_values(&mask_run_to_run(t), &self.mask_values);
+            let mask = |t: &str| {
+                let t = mask_field_values(&mask_run_to_run(t), &self.mask_values);
+                if crashed {
+                    t.split_inclusive('\n')
+                        .map(crate::differential::mask_client)
+                        .collect()
+                } else {
+                    t
+                }
+            };
             if let Some(d) = diff_report(&mask(a), &mask(b)) {
                 let _ = write!(problems, "{what}: {d}");
             }
