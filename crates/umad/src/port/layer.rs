@@ -330,9 +330,24 @@ impl Shared {
         if let Err(e) = self.layer_wait(until) {
             return (Some(rx.mad), Err(e));
         }
+        let got = self.layer_take(&mut self.lock(), how, batch);
+        (Some(rx.mad), got)
+    }
+
+    /// Under the lock, takes what `how` asks for from the MADs the engine holds for the
+    /// application: every one onto `batch` (routing, at most [`GATHER`]), the first if it
+    /// fits in the capacity (else [`Error::TooLong`], the MAD left queued), or only whether
+    /// one is there. No I/O: a thread that does not hold the reader role may call it too.
+    pub(super) fn layer_take(
+        &self,
+        mux: &mut Mux,
+        how: ReadFor,
+        batch: &mut Vec<Received>,
+    ) -> Result<bool> {
         let link = self.link();
-        let mut mux = self.lock();
-        let st = Shared::layer(&mut mux);
+        let Some(st) = mux.layer.as_mut() else {
+            return Ok(false);
+        };
         let got = match how {
             ReadFor::Peek => Ok(!st.engine.ready().is_empty()),
             ReadFor::Fit(capacity) => {
@@ -362,11 +377,10 @@ impl Shared {
             }
         };
         link.sync_flag(st);
-        let got = match (got, link.failure(st)) {
+        match (got, link.failure(st)) {
             (Ok(_), Some(e)) if batch.is_empty() => Err(e),
             (got, _) => got,
-        };
-        (Some(rx.mad), got)
+        }
     }
 
     /// Passes over the carrier until a MAD is queued for the application, the layer fails,

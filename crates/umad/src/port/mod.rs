@@ -56,10 +56,6 @@ pub const RECV_QUEUE_BYTES: usize = 16 << 20;
 /// [`Port::read_batch`]).
 const GATHER: usize = 64;
 
-/// How long a caller whose time is up waits once for another thread's read to end on a
-/// carrier-backed port (the progress thread's passes take microseconds).
-const LATE_READ_WAIT: Duration = Duration::from_millis(2);
-
 /// How long past a request's own budget a waiter on a [`Transport`] gives the kernel's
 /// timeout report to arrive before it ends the request itself.
 const TRANSPORT_SLACK: Duration = Duration::from_millis(500);
@@ -143,6 +139,13 @@ enum ReadFor {
 }
 
 impl Mux {
+    /// Whether the MAD layer (on a carrier) holds MADs for the application.
+    fn layer_has_ready(&self) -> bool {
+        self.layer
+            .as_ref()
+            .is_some_and(|l| !l.engine.ready().is_empty())
+    }
+
     /// Delivers one MAD the reader took off the transport (at `now`).
     fn route(&mut self, r: Received, now: Instant) {
         if let Some(owner) = self.owned.get(&r.agent) {
@@ -649,11 +652,9 @@ impl Port {
         let queued = self.wait(deadline(timeout), ReadFor::Peek, |mux, _| {
             // On a carrier, a MAD the engine holds for the application counts too (the
             // progress thread may hold the reader role and have queued it there).
-            let layer = mux
-                .layer
-                .as_ref()
-                .is_some_and(|l| !l.engine.ready().is_empty());
-            let ready = !mux.queue.is_empty() || std::mem::take(&mut mux.transport_ready) || layer;
+            let ready = !mux.queue.is_empty()
+                || std::mem::take(&mut mux.transport_ready)
+                || mux.layer_has_ready();
             ready.then_some(Ok(()))
         })?;
         Ok(queued.is_some())
@@ -943,7 +944,6 @@ impl Port {
     ) -> Result<Option<T>> {
         let mut mux = self.mux();
         let mut read_late = false;
-        let mut waited_late = false;
         loop {
             let now = Instant::now();
             let (timer, fired) = if mux.cores.is_empty() {
@@ -969,13 +969,27 @@ impl Port {
                 }
             }
             let expired = until.is_some_and(|u| u <= now);
-            // On a carrier the progress thread takes the reader role for short passes: a
-            // caller whose time is up waits for such a pass once, briefly, so that a MAD it
-            // queued is taken (a zero timeout still sees what has arrived).
-            if expired && mux.reading && !read_late && !waited_late && mux.layer.is_some() {
-                waited_late = true;
-                mux = self.sleep(mux, Some(LATE_READ_WAIT));
-                continue;
+            // On a carrier, MADs the engine already holds for the application need no read:
+            // while another thread (the progress thread, say) holds the reader role, this one
+            // takes them under the lock itself rather than wait for that read to end — so a
+            // zero timeout sees what has arrived, and poll and recv agree.
+            if mux.reading && !matches!(how, ReadFor::Peek) && mux.layer_has_ready() {
+                let routing = !mux.waiting.is_empty() || !mux.owned.is_empty();
+                let how = if routing { ReadFor::Route } else { how };
+                let mut batch = mux.batch.take().unwrap_or_default();
+                let got = self.shared.layer_take(&mut mux, how, &mut batch);
+                for r in batch.drain(..) {
+                    mux.route(r, now);
+                }
+                mux.batch = Some(batch);
+                self.wake(&mux);
+                match got {
+                    Ok(_) => continue,
+                    Err(e) => {
+                        drop(self.flush(mux));
+                        return Err(e);
+                    }
+                }
             }
             if expired && (read_late || mux.reading) {
                 drop(self.flush(mux));
