@@ -232,40 +232,22 @@ impl Fabric {
                 NodeDescription::new(&node.spec.description).emit(data);
                 Status::SUCCESS
             }
-            id::PORT_INFO => {
-                // Attribute modifier: the port number (0 on a CA: the port asked through);
-                // bit 31 asks for the extended form where a port supports it (ibsim, like
-                // ports without it, ignores the bit).
-                let modifier = modifier & !(1 << 31);
-                let num = modifier as u8;
-                let num = if num == 0 && !node.is_switch() {
-                    in_port
-                } else {
-                    num
-                };
-                match (modifier <= 0xff, node.port(num)) {
-                    (true, Some(_)) => {
-                        port_info(self, node, num, in_port).emit(data);
-                        Status::SUCCESS
-                    }
-                    _ => Status(Status::INVALID_ATTR_VALUE),
+            // Bit 31 of PortInfo's modifier asks for the extended form where a port supports
+            // it (ibsim, like ports without it, ignores the bit); ExtPortInfo has no such bit.
+            id::PORT_INFO => match attr_port(node, in_port, modifier & !(1 << 31)) {
+                Some(num) => {
+                    port_info(self, node, num, in_port).emit(data);
+                    Status::SUCCESS
                 }
-            }
-            id::MLNX_EXT_PORT_INFO => {
-                let num = modifier as u8;
-                let num = if num == 0 && !node.is_switch() {
-                    in_port
-                } else {
-                    num
-                };
-                match (modifier <= 0xff, node.port(num)) {
-                    (true, Some(p)) => {
-                        mlnx_ext_port_info(self, p).emit(data);
-                        Status::SUCCESS
-                    }
-                    _ => Status(Status::INVALID_ATTR_VALUE),
+                None => Status(Status::INVALID_ATTR_VALUE),
+            },
+            id::MLNX_EXT_PORT_INFO => match attr_port(node, in_port, modifier) {
+                Some(num) => {
+                    mlnx_ext_port_info(self, &node.ports[usize::from(num)]).emit(data);
+                    Status::SUCCESS
                 }
-            }
+                None => Status(Status::INVALID_ATTR_VALUE),
+            },
             id::LFT if node.is_switch() => {
                 // Attribute modifier: the block of 64 LIDs.
                 let lft = node.switch.as_ref().map_or(&[][..], |s| &s.lft[..]);
@@ -318,6 +300,17 @@ fn node_info(node: &Node, in_port: u8) -> NodeInfo {
 
 /// NodeInfo.Revision of every ibsim node.
 const IBSIM_REVISION: u32 = 0xa1;
+
+/// The port a per-port attribute's modifier names (PortInfo, ExtPortInfo, IBA 14.2.5.6): the
+/// port number, 0 on a CA or router meaning the port the SMP came in on; `None` for a modifier
+/// above 0xFF or a port the node does not have.
+pub(crate) fn attr_port(node: &Node, in_port: u8, modifier: u32) -> Option<u8> {
+    let num = match u8::try_from(modifier).ok()? {
+        0 if !node.is_switch() => in_port,
+        n => n,
+    };
+    node.port(num).map(|_| num)
+}
 
 /// The highest bit of `order` set in both ends' enabled masks (ibsim's rule), or 0.
 fn negotiated(a: u8, b: u8, order: &[u8]) -> u8 {

@@ -88,18 +88,10 @@ impl Fabric {
         modifier: u32,
         data: &[u8],
     ) -> Status {
-        let modifier = modifier & !(1 << 31);
         let node = self.node(at);
-        if modifier > 0xff {
+        let Some(num) = crate::smi::attr_port(node, in_port, modifier & !(1 << 31)) else {
             return INVALID;
-        }
-        let num = match modifier as u8 {
-            0 if !node.is_switch() => in_port,
-            n => n,
         };
-        if node.port(num).is_none() {
-            return INVALID;
-        }
         // A CA's or router's SMA sets only the port the SMP came in on (as ibsim).
         if !node.is_switch() && num != in_port {
             return INVALID;
