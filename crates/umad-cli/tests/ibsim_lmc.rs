@@ -34,7 +34,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::sa::{ran, DropInSa, Ran};
-use common::{assert_valid, json_schema, mask_traffic, native, run, umad};
+use common::{assert_valid, json_schema, mask_date, mask_traffic, native, run, umad};
 use compat::require_drop_in;
 use ibsim_harness::{fabrics_dir, find_tool, require_ibsim, Ibsim};
 
@@ -158,7 +158,8 @@ fn ours_at(sim: &Ibsim, host: &str, tool: &str, args: &[String]) -> Ran {
 
 /// What may differ between two runs, masked: C's `argv[0]` path where it names itself,
 /// process ids in `ibwarn:`/`ibpanic:` lines, umad2sim's own lines, traffic counters,
-/// sminfo's activity count, and our usage texts' `--json` option.
+/// sminfo's activity count, ibnetdiscover's date line and our usage texts' `--json`
+/// option.
 fn normalize(text: &str, tool: &str) -> String {
     let text = match find_tool(tool) {
         Some(p) => text.replace(&format!("{}", p.display()), tool),
@@ -200,7 +201,7 @@ fn normalize(text: &str, tool: &str) -> String {
         out.push_str(&l);
         out.push('\n');
     }
-    mask_traffic(&out)
+    mask_traffic(&mask_date(&out))
 }
 
 /// Compares `c` and `ours` of one case; returns whether C succeeded.
