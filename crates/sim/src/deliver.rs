@@ -4,6 +4,7 @@
 
 use ibmad::{Mad, MgmtClass, MAD_SIZE};
 
+use crate::faults::{Fate, Leg};
 use crate::model::{Fabric, NodeIdx};
 use crate::smi::Dropped;
 
@@ -19,6 +20,9 @@ pub struct Reply {
     pub slid: u16,
     /// Its source QP: 0 for an SMP, 1 for GSI classes.
     pub sqp: u32,
+    /// Late, twice or (already applied to `mad`) with a bit flipped, by a seeded fault;
+    /// on time and once without faults.
+    pub fate: Fate,
 }
 
 impl Fabric {
@@ -49,16 +53,21 @@ impl Fabric {
         }
         let class = header.mgmt_class();
         if qp == 0 && class == MgmtClass::SubnDirectedRoute {
-            return self.smp(from, mad).map(|mad| Reply {
+            let (mut mad, ticket) = self.smp_ticketed(from, mad)?;
+            let fate = self.fate(ticket, &mut mad);
+            return Ok(Reply {
                 mad,
                 slid: PERMISSIVE_LID,
                 sqp: 0,
+                fate,
             });
         }
+        let ticket = self.ticket(from, dlid, qp, &buf);
         let mut hops = Vec::new();
         let there = self.lid_path(from, dlid, &mut hops);
-        self.count_hops(&mut hops);
+        self.cross(&mut hops, ticket, Leg::Request)?;
         let (at, in_port) = there.ok_or(Dropped::NoRoute)?;
+        self.check_alive(at)?;
         let sqp = match (qp, class) {
             (0, MgmtClass::SubnLid) if self.sm_answers(at, in_port, &buf) => {
                 return Err(Dropped::NoAgent { at, port: in_port })
@@ -77,14 +86,16 @@ impl Fabric {
         let slid = self.lid_of(at, in_port);
         let to = self.lid_of(from.0, from.1);
         let back = self.lid_path((at, in_port), to, &mut hops);
-        self.count_hops(&mut hops);
+        self.cross(&mut hops, ticket, Leg::Answer)?;
         if back.ok_or(Dropped::NoRoute)?.0 != from.0 {
             return Err(Dropped::NoRoute);
         }
+        let fate = self.fate(ticket, &mut buf);
         Ok(Reply {
             mad: buf,
             slid,
             sqp,
+            fate,
         })
     }
 
@@ -107,6 +118,8 @@ impl Fabric {
         let mut buf = [0u8; MAD_SIZE];
         let n = mad.len().min(MAD_SIZE);
         buf[..n].copy_from_slice(&mad[..n]);
+        // An SM's answers cross the same faulty links as requests do.
+        let ticket = self.ticket(from, dlid, u32::MAX, &buf);
         let mut hops = Vec::new();
         let class = Mad::new_unchecked(&buf[..]).mgmt_class();
         let there = if class == MgmtClass::SubnDirectedRoute && dlid == PERMISSIVE_LID {
@@ -124,7 +137,7 @@ impl Fabric {
         } else {
             self.lid_path(from, dlid, &mut hops).ok_or(Dropped::NoRoute)
         };
-        self.count_hops(&mut hops);
+        self.cross(&mut hops, ticket, Leg::Answer)?;
         there
     }
 }

@@ -4,9 +4,11 @@
 
 pub mod config;
 pub mod deliver;
+pub mod faults;
 pub mod lid;
 pub mod load;
 pub mod model;
+pub mod net;
 mod pkey;
 pub mod pma;
 pub mod smi;
@@ -15,7 +17,9 @@ pub mod state;
 mod tests;
 
 pub use deliver::Reply;
+pub use faults::{Fate, FaultError, Faults};
 pub use model::{Builder, Fabric, Node, NodeIdx, NodeSpec, Origin, Port};
+pub use net::{Arrival, Net};
 pub use smi::{Answer, Dropped};
 
 /// What the simulator refuses.

@@ -186,6 +186,8 @@ pub struct Fabric {
     nodes: Vec<Node>,
     by_guid: HashMap<u64, NodeIdx>,
     by_id: HashMap<String, NodeIdx>,
+    /// Seeded faults ([`crate::faults`]), when any are set.
+    pub(crate) faults: Option<Box<crate::faults::Faults>>,
 }
 
 impl Fabric {

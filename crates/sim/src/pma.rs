@@ -47,18 +47,16 @@ fn sat<T: TryFrom<u64> + Copy>(v: u64, max: T) -> T {
 }
 
 impl Fabric {
-    /// Counts the packets of `hops` (and empties it).
-    pub(crate) fn count_hops(&mut self, hops: &mut Vec<crate::smi::Hop>) {
-        for (from, to) in hops.drain(..) {
-            self.count_hop(from, to);
-        }
-    }
-
-    /// Counts one packet leaving `from` and arriving at `to`.
-    fn count_hop(&mut self, from: (NodeIdx, u8), to: (NodeIdx, u8)) {
+    /// Counts one packet sent out of `from` (whether or not it arrived).
+    pub(crate) fn count_sent(&mut self, from: (NodeIdx, u8)) {
         let out = &mut self.node_mut(from.0).ports[usize::from(from.1)].counters;
         out.xmit_pkts += 1;
         out.xmit_data += PACKET_DWORDS;
+    }
+
+    /// Counts one packet leaving `from` and arriving at `to`.
+    pub(crate) fn count_hop(&mut self, from: (NodeIdx, u8), to: (NodeIdx, u8)) {
+        self.count_sent(from);
         let inc = &mut self.node_mut(to.0).ports[usize::from(to.1)].counters;
         inc.rcv_pkts += 1;
         inc.rcv_data += PACKET_DWORDS;

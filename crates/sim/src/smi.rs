@@ -13,6 +13,7 @@ use ibmad::{
     Mtu,
 };
 
+use crate::faults::{Leg, Ticket};
 use crate::model::{Fabric, Node, NodeIdx, Port};
 
 /// Why an SMP got no answer (the simulator's counters and tests say which).
@@ -39,10 +40,20 @@ pub enum Dropped {
     NoLink,
     /// A response on its way back; only requests are answered.
     NotARequest,
+    /// Lost on a link by a seeded fault ([`crate::faults`]).
+    Lost {
+        /// The link: out of (node, port), into (node, port).
+        link: Hop,
+    },
+    /// Sent to, or through, a node that stopped answering (a `dead=` fault).
+    Dead {
+        /// The node.
+        node: NodeIdx,
+    },
 }
 
 /// One link a packet crossed: out of (node, port), into (node, port).
-pub(crate) type Hop = ((NodeIdx, u8), (NodeIdx, u8));
+pub type Hop = ((NodeIdx, u8), (NodeIdx, u8));
 
 /// An SMA's answer, or why there is none.
 pub type Answer = Result<[u8; MAD_SIZE], Dropped>;
@@ -54,6 +65,15 @@ impl Fabric {
     /// Delivers a subnet management request sent from `from` (node, port) and returns the
     /// response that comes back to that port.
     pub fn smp(&mut self, from: (NodeIdx, u8), mad: &[u8]) -> Answer {
+        self.smp_ticketed(from, mad).map(|(buf, _)| buf)
+    }
+
+    /// [`Fabric::smp`], with the ticket its faults were rolled on (for the answer's fate).
+    pub(crate) fn smp_ticketed(
+        &mut self,
+        from: (NodeIdx, u8),
+        mad: &[u8],
+    ) -> Result<([u8; MAD_SIZE], Option<Ticket>), Dropped> {
         if !self.has_port(from) {
             return Err(Dropped::NoLink);
         }
@@ -67,23 +87,25 @@ impl Fabric {
         if smp.direction() || smp.method().is_response() {
             return Err(Dropped::NotARequest);
         }
+        let ticket = self.ticket(from, crate::deliver::PERMISSIVE_LID, 0, &buf);
         let mut hops = Vec::new();
         // Out: from the sender (no arrival port) to the node the route names. Every link a
-        // packet crossed counts, whether or not it got further.
+        // packet crossed counts, whether or not it got further; a fault may lose it on one.
         let there = self.walk(from, &mut buf, &mut hops);
-        self.count_hops(&mut hops);
+        self.cross(&mut hops, ticket, Leg::Request)?;
         let (at, in_port) = there?;
+        self.check_alive(at)?;
         if self.sm_answers(at, in_port, &buf) {
             return Err(Dropped::NoAgent { at, port: in_port });
         }
         self.answer(at, in_port, &mut buf);
         // Back along the return path to the sender.
         let back = self.walk((at, in_port), &mut buf, &mut hops);
-        self.count_hops(&mut hops);
+        self.cross(&mut hops, ticket, Leg::Answer)?;
         if back?.0 != from.0 {
             return Err(Dropped::NoLink);
         }
-        Ok(buf)
+        Ok((buf, ticket))
     }
 
     /// Whether the subnet management request in `buf`, arrived at `at` through `in_port`, is

@@ -127,18 +127,99 @@ fn bad_choices_are_refused_with_what_to_do() {
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
     let bad = OsStr::from_bytes(b"\xff");
-    let e = SimOptions::from_vars(Some(OsStr::new("x.net")), Some(bad), None).unwrap_err();
+    let x = Some(OsStr::new("x.net"));
+    let e = SimOptions::from_vars(x, Some(bad), None, None).unwrap_err();
     assert!(e.to_string().contains("UMAD_SIM_NODE is not UTF-8"), "{e}");
-    let e = SimOptions::from_vars(Some(OsStr::new("x.net")), None, Some(OsStr::new("yes")))
-        .unwrap_err();
+    let e = SimOptions::from_vars(x, None, Some(OsStr::new("yes")), None).unwrap_err();
     assert!(e.to_string().contains("set it to 1"), "{e}");
-    let o = SimOptions::from_vars(Some(OsStr::new("x.net")), None, Some(OsStr::new("1"))).unwrap();
-    assert!(!o.unwrap().configured);
+    let e = SimOptions::from_vars(x, None, None, Some(bad)).unwrap_err();
+    assert!(
+        e.to_string().contains("UMAD_SIM_FAULTS is not UTF-8"),
+        "{e}"
+    );
+    let o = SimOptions::from_vars(x, None, Some(OsStr::new("1")), Some(OsStr::new("drop=1%")));
+    let o = o.unwrap().unwrap();
+    assert!(!o.configured);
+    assert_eq!(o.faults.as_deref(), Some("drop=1%"));
     assert_eq!(
-        SimOptions::from_vars(Some(OsStr::new("")), None, None).unwrap(),
+        SimOptions::from_vars(Some(OsStr::new("")), None, None, None).unwrap(),
         None
+    );
+    // A fault spec that does not parse is refused when the port opens, naming the item.
+    let e = Port::open_sim(&SimOptions::new(example()).faults("seed=1,drop=lots")).unwrap_err();
+    assert!(
+        e.to_string().contains("UMAD_SIM_FAULTS") && e.to_string().contains("drop=lots"),
+        "{e}"
     );
     // Both simulators at once: refused by name.
     let sim = Simulated::InProcess(SimOptions::new(example()));
     assert_eq!(sim.variable(), "UMAD_SIM");
+}
+
+#[test]
+fn late_and_duplicated_answers_arrive_and_each_call_gets_its_own() {
+    // Every answer 30 ms late and twice: the timer thread hands both copies over; the
+    // second copy of one call's answer must not complete the next call.
+    let port =
+        Port::open_sim(&SimOptions::new(example()).faults("seed=3,delay=100%@30ms,dup=100%"))
+            .expect("attach");
+    let rpc = Rpc::new(port);
+    for (i, (path, guid)) in [(&[1][..], 0x200000u64), (&[1, 8][..], 0x200001)]
+        .into_iter()
+        .cycle()
+        .take(6)
+        .enumerate()
+    {
+        let t = std::time::Instant::now();
+        let req = Request::new(node_info_req(path, 0).to_vec(), MadAddr::directed_route())
+            .timeout(Duration::from_millis(1000));
+        let done = rpc.call(req).expect("call");
+        let resp = done
+            .outcome
+            .response()
+            .expect("a late response, not a timeout");
+        assert_eq!(guid_of(&resp.mad), guid, "call {i}");
+        assert!(
+            t.elapsed() >= Duration::from_millis(30),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+}
+
+#[test]
+fn retries_ride_out_seeded_loss() {
+    // Half the packets lost on every link: one hop out and back is 25 % a try; 40 tries.
+    let port =
+        Port::open_sim(&SimOptions::new(example()).faults("seed=9,drop=50%")).expect("attach");
+    let agent = port.register(&AgentSpec::new(0x81, 1)).unwrap();
+    let (mut answered, mut lost) = (0, 0);
+    for tid in 0..20 {
+        let r = port
+            .transact(
+                agent,
+                &node_info_req(&[1], tid),
+                &MadAddr::directed_route(),
+                5,
+                0,
+            )
+            .expect("transact");
+        if r.is_timeout() {
+            lost += 1;
+        } else {
+            answered += 1;
+            assert_eq!(guid_of(&r.mad), 0x200000);
+        }
+    }
+    assert!(answered > 0 && lost > 0, "{answered} answered, {lost} lost");
+    let r = port
+        .transact(
+            agent,
+            &node_info_req(&[1], 99),
+            &MadAddr::directed_route(),
+            5,
+            40,
+        )
+        .expect("transact");
+    assert!(!r.is_timeout(), "40 retries at 25 % each: lost every time?");
 }

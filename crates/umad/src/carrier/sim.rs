@@ -12,14 +12,20 @@
 //! attributes, Get and Set), and PerfMgt (the PMA); see the `ibnetsim` README. Other packets
 //! (SA, SMInfo: no SM runs in process) are dropped, so their requests time out, as on a
 //! fabric where nothing answers them.
+//!
+//! `UMAD_SIM_FAULTS=<spec>` sets seeded faults (`ibnetsim::faults`: lost packets, dead
+//! nodes, late, duplicated and corrupted answers), the same spec giving the same faults in
+//! every run. Late answers are handed over by a timer thread of the fabric's, which runs
+//! only while answers are on their way.
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsStr;
 use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
-use ibnetsim::{Fabric, NodeIdx};
+use ibnetsim::{Fabric, Net, NodeIdx, Reply};
 
 use crate::addr::MadAddr;
 use crate::device::Ca;
@@ -35,6 +41,9 @@ pub const ENV_SIM_NODE: &str = "UMAD_SIM_NODE";
 /// Environment variable that, set to `1`, starts the fabric unconfigured (no LIDs, ports
 /// Initialize), as hardware powers on.
 pub const ENV_SIM_UNCONFIGURED: &str = "UMAD_SIM_UNCONFIGURED";
+/// Environment variable holding a fault spec (`ibnetsim::faults`' syntax, e.g.
+/// `seed=7,drop=20%`) for the simulated fabric.
+pub const ENV_SIM_FAULTS: &str = "UMAD_SIM_FAULTS";
 /// The CA name a simulated port reports.
 pub const CA_NAME: &str = "sim0";
 
@@ -48,6 +57,9 @@ pub struct SimOptions {
     pub node: Option<String>,
     /// Start as a subnet manager would leave the fabric (the default), or as it powers on.
     pub configured: bool,
+    /// Seeded faults (`ibnetsim::faults`' spec syntax); `None`: a perfect fabric. Ports
+    /// opened with different specs see different fabrics.
+    pub faults: Option<String>,
 }
 
 impl SimOptions {
@@ -57,7 +69,14 @@ impl SimOptions {
             netfile: netfile.into(),
             node: None,
             configured: true,
+            faults: None,
         }
+    }
+
+    /// The same options with the faults of `spec` (see [`SimOptions::faults`]).
+    pub fn faults(mut self, spec: impl Into<String>) -> SimOptions {
+        self.faults = Some(spec.into());
+        self
     }
 
     /// The same options attaching to `node`.
@@ -66,26 +85,28 @@ impl SimOptions {
         self
     }
 
-    /// Options from `UMAD_SIM`, `UMAD_SIM_NODE` and `UMAD_SIM_UNCONFIGURED`; `Ok(None)` when
-    /// `UMAD_SIM` is unset or empty.
+    /// Options from `UMAD_SIM`, `UMAD_SIM_NODE`, `UMAD_SIM_UNCONFIGURED` and
+    /// `UMAD_SIM_FAULTS`; `Ok(None)` when `UMAD_SIM` is unset or empty.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `UMAD_SIM_NODE` is not UTF-8, or
-    /// `UMAD_SIM_UNCONFIGURED` is neither `0` nor `1`.
+    /// [`Error::InvalidArgument`] when `UMAD_SIM_NODE` or `UMAD_SIM_FAULTS` is not UTF-8,
+    /// or `UMAD_SIM_UNCONFIGURED` is neither `0` nor `1`.
     pub fn from_env() -> Result<Option<SimOptions>> {
         SimOptions::from_vars(
             std::env::var_os(ENV_SIM).as_deref(),
             std::env::var_os(ENV_SIM_NODE).as_deref(),
             std::env::var_os(ENV_SIM_UNCONFIGURED).as_deref(),
+            std::env::var_os(ENV_SIM_FAULTS).as_deref(),
         )
     }
 
-    /// Options from those three variables' values (`None` = unset), as
+    /// Options from those four variables' values (`None` = unset), as
     /// [`from_env`](Self::from_env) reads them.
     pub fn from_vars(
         sim: Option<&OsStr>,
         node: Option<&OsStr>,
         unconfigured: Option<&OsStr>,
+        faults: Option<&OsStr>,
     ) -> Result<Option<SimOptions>> {
         let Some(netfile) = sim.filter(|s| !s.is_empty()) else {
             return Ok(None);
@@ -111,23 +132,83 @@ impl SimOptions {
                 )))
             }
         };
+        o.faults = match faults.filter(|f| !f.is_empty()) {
+            None => None,
+            Some(f) => Some(f.to_str().map(str::to_owned).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "{ENV_SIM_FAULTS} is not UTF-8 ({f:?}): write the fault spec in ASCII, \
+                     e.g. seed=7,drop=20%"
+                ))
+            })?),
+        };
         Ok(Some(o))
     }
 }
 
-/// One simulated fabric, shared by the ports of this process that attach to it.
+/// One simulated fabric, shared by the ports of this process that attach to it, on the
+/// monotonic clock (time zero when it was loaded).
 #[derive(Debug)]
 struct World {
-    fabric: Fabric,
+    net: Net<u64>,
+    start: Instant,
+    /// The ports attached, by the tag their requests carry.
+    mailboxes: HashMap<u64, Weak<Mailbox>>,
+    next_tag: u64,
+    /// Whether the timer thread is running (it is while answers are on their way).
+    timer: bool,
 }
 
-type Worlds = HashMap<(PathBuf, bool), Weak<Mutex<World>>>;
+/// A [`World`] and the condition its timer thread waits on.
+#[derive(Debug)]
+struct Shared {
+    world: Mutex<World>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl World {
+    /// Brings the clock to now and hands every answer due to its port.
+    fn deliver_due(&mut self) {
+        self.net.advance_to(self.start.elapsed());
+        while let Some(a) = self.net.poll() {
+            if let Some(m) = self.mailboxes.get(&a.tag).and_then(Weak::upgrade) {
+                m.post(&a.reply);
+            }
+        }
+    }
+}
+
+/// The timer thread of `shared`: hands over late answers when they fall due, and ends when
+/// none is on its way.
+fn timer(shared: Arc<Shared>) {
+    let mut w = shared.lock();
+    loop {
+        w.deliver_due();
+        let Some(due) = w.net.next_due() else {
+            w.timer = false;
+            return;
+        };
+        let wait = due.saturating_sub(w.start.elapsed());
+        w = shared
+            .wake
+            .wait_timeout(w, wait.max(Duration::from_micros(50)))
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+}
+
+type Worlds = HashMap<(PathBuf, bool, Option<String>), Weak<Shared>>;
 
 /// The fabric of `netfile` in this process, loaded on first use.
-fn world(netfile: &Path, configured: bool) -> Result<Arc<Mutex<World>>> {
+fn world(netfile: &Path, configured: bool, faults: Option<&str>) -> Result<Arc<Shared>> {
     static WORLDS: OnceLock<Mutex<Worlds>> = OnceLock::new();
     // By the path as given: the same file named two ways is two fabrics.
-    let key = (netfile.to_path_buf(), configured);
+    let key = (netfile.to_path_buf(), configured, faults.map(str::to_owned));
     let mut worlds = WORLDS
         .get_or_init(Mutex::default)
         .lock()
@@ -148,7 +229,24 @@ fn world(netfile: &Path, configured: bool) -> Result<Arc<Mutex<World>>> {
             netfile.display()
         )));
     }
-    let w = Arc::new(Mutex::new(World { fabric }));
+    if let Some(spec) = faults {
+        fabric.apply_faults(spec).map_err(|e| {
+            Error::InvalidArgument(format!(
+                "{ENV_SIM_FAULTS}: {e}; see the ibnetsim faults syntax (seed=N, drop=R, \
+                 drop[NODE]=R, drop[NODE/PORT]=R, dead=NODE, delay=R@D1..D2, dup=R, flip=R)"
+            ))
+        })?;
+    }
+    let w = Arc::new(Shared {
+        world: Mutex::new(World {
+            net: Net::new(fabric),
+            start: Instant::now(),
+            mailboxes: HashMap::new(),
+            next_tag: 0,
+            timer: false,
+        }),
+        wake: Condvar::new(),
+    });
     worlds.retain(|_, w| w.strong_count() > 0);
     worlds.insert(key, Arc::downgrade(&w));
     Ok(w)
@@ -156,10 +254,39 @@ fn world(netfile: &Path, configured: bool) -> Result<Arc<Mutex<World>>> {
 
 /// A port of a fabric simulated in this process.
 pub struct SimCarrier {
-    world: Arc<Mutex<World>>,
+    world: Arc<Shared>,
     at: (NodeIdx, u8),
+    tag: u64,
+    mailbox: Arc<Mailbox>,
+}
+
+/// Where a port's answers arrive: the inbox and the descriptor that says it holds some.
+#[derive(Debug)]
+struct Mailbox {
     inbox: Mutex<Inbox>,
     bell: EventFlag,
+}
+
+impl Mailbox {
+    fn inbox(&self) -> MutexGuard<'_, Inbox> {
+        self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues an answer; the flag is up exactly while the inbox holds something (one
+    /// eventfd write per burst, not per packet).
+    fn post(&self, r: &Reply) {
+        let mut inbox = self.inbox();
+        inbox.queue.push_back(Packet {
+            mad: r.mad.to_vec(),
+            addr: MadAddr::new(r.slid, r.sqp, 0, MadAddr::DEFAULT_QKEY),
+            qp: r.sqp,
+            status: 0,
+        });
+        if !inbox.flag_up {
+            inbox.flag_up = true;
+            self.bell.raise();
+        }
+    }
 }
 
 /// The answers waiting for a port, and whether its readable flag is up (raised and lowered
@@ -181,10 +308,10 @@ impl std::fmt::Debug for SimCarrier {
 impl SimCarrier {
     /// Attaches to the fabric `opts` names (loading it if this process has not yet).
     pub fn attach(opts: &SimOptions) -> Result<SimCarrier> {
-        let world = world(&opts.netfile, opts.configured)?;
+        let world = world(&opts.netfile, opts.configured, opts.faults.as_deref())?;
         let at = {
-            let w = world.lock().unwrap_or_else(PoisonError::into_inner);
-            let f = &w.fabric;
+            let w = world.lock();
+            let f = w.net.fabric();
             let node = match &opts.node {
                 None if f.is_empty() => {
                     return Err(Error::InvalidArgument(format!(
@@ -208,20 +335,28 @@ impl SimCarrier {
             path: "eventfd (simulated port)".into(),
             source: e,
         })?;
+        let mailbox = Arc::new(Mailbox {
+            inbox: Mutex::default(),
+            bell,
+        });
+        let tag = {
+            let mut w = world.lock();
+            let tag = w.next_tag;
+            w.next_tag += 1;
+            w.mailboxes.retain(|_, m| m.strong_count() > 0);
+            w.mailboxes.insert(tag, Arc::downgrade(&mailbox));
+            tag
+        };
         Ok(SimCarrier {
             world,
             at,
-            inbox: Mutex::default(),
-            bell,
+            tag,
+            mailbox,
         })
     }
 
     fn world(&self) -> MutexGuard<'_, World> {
-        self.world.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn inbox(&self) -> MutexGuard<'_, Inbox> {
-        self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
+        self.world.lock()
     }
 
     /// Asks this port's own SMA for an attribute over the empty directed route.
@@ -240,7 +375,8 @@ impl SimCarrier {
         );
         let resp = self
             .world()
-            .fabric
+            .net
+            .fabric_mut()
             .smp(self.at, &req)
             .map_err(|why| Error::Failed {
                 ca: CA_NAME.to_string(),
@@ -290,41 +426,59 @@ impl Carrier for SimCarrier {
     }
 
     fn send(&self, p: &Packet) -> Result<()> {
-        let reply = self
-            .world()
-            .fabric
-            .deliver(self.at, p.addr.lid, p.qp, &p.mad);
-        // A request nothing answers (no route, no agent) is lost, as on a fabric: its sender
-        // times out.
-        if let Ok(r) = reply {
-            let mut inbox = self.inbox();
-            // The flag is up exactly while the inbox holds something: one eventfd write per
-            // burst, not per packet.
-            inbox.queue.push_back(Packet {
-                mad: r.mad.to_vec(),
-                addr: MadAddr::new(r.slid, r.sqp, 0, MadAddr::DEFAULT_QKEY),
-                qp: p.qp,
-                status: 0,
-            });
-            if !inbox.flag_up {
-                inbox.flag_up = true;
-                self.bell.raise();
+        let mut w = self.world();
+        let now = w.start.elapsed();
+        w.net.advance_to(now);
+        // A request nothing answers (no route, no agent, a fault) is lost, as on a fabric:
+        // its sender times out.
+        let _ = w.net.send(self.tag, self.at, p.addr.lid, p.qp, &p.mad);
+        w.deliver_due();
+        if w.net.in_flight() > 0 {
+            // Late answers: the timer thread hands them over when they fall due.
+            if w.timer {
+                self.world.wake.notify_one();
+            } else {
+                w.timer = true;
+                let shared = Arc::clone(&self.world);
+                let spawned = std::thread::Builder::new()
+                    .name("umad-sim-timer".into())
+                    .spawn(move || timer(shared));
+                if let Err(e) = spawned {
+                    w.timer = false;
+                    return Err(Error::Failed {
+                        ca: CA_NAME.to_string(),
+                        port: u32::from(self.at.1),
+                        reason: format!(
+                            "cannot start the simulated fabric's timer thread for late answers \
+                             ({e}): drop the delay= fault, or raise the thread limit"
+                        ),
+                        errno: e.raw_os_error().unwrap_or(libc::EAGAIN),
+                    });
+                }
             }
         }
         Ok(())
     }
 
     fn try_recv(&self) -> Result<Option<Packet>> {
-        let mut inbox = self.inbox();
+        let mut inbox = self.mailbox.inbox();
         let p = inbox.queue.pop_front();
         if inbox.queue.is_empty() && inbox.flag_up {
             inbox.flag_up = false;
-            self.bell.lower();
+            self.mailbox.bell.lower();
         }
         Ok(p)
     }
 
     fn raw_fd(&self) -> RawFd {
-        self.bell.raw()
+        self.mailbox.bell.raw()
+    }
+}
+
+impl Drop for SimCarrier {
+    fn drop(&mut self) {
+        let mut w = self.world();
+        w.mailboxes.remove(&self.tag);
+        w.net.forget(&self.tag);
     }
 }
