@@ -5,6 +5,7 @@
 pub mod config;
 pub mod deliver;
 pub mod faults;
+pub mod generate;
 pub mod lid;
 pub mod load;
 pub mod model;
