@@ -205,6 +205,43 @@ mod tests {
         }
     }
 
+    /// ibnetsim's other shapes, written as netfiles: ibsim loads each without a warning and
+    /// opensm sweeps it.
+    #[test]
+    fn generated_shapes_run_in_ibsim() {
+        if !require_ibsim("xtask::fattree::generated_shapes_run_in_ibsim") {
+            return;
+        }
+        let dir = TempDir::new("umadrs-xtask-shapes").unwrap();
+        for name in [
+            "fattree:4,3,5,16,2",
+            "fattree3:3,2,3,2,3,6",
+            "ring:6,2",
+            "mesh:4x3",
+            "torus:4x4,2",
+        ] {
+            let spec: ibnetsim::generate::Spec = name.parse().unwrap();
+            let net = dir.join(format!("{}.net", name.replace([':', ','], "-")));
+            std::fs::write(&net, spec.netfile().unwrap()).unwrap();
+            let sim = Ibsim::start(&net).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let log = sim.log();
+            assert!(!log.contains("ibwarn"), "{name}: warnings:\n{log}");
+            sim.run_sm_once()
+                .unwrap_or_else(|e| panic!("{name}: opensm -o: {e}"));
+            if let Some(tool) = find_tool("ibnetdiscover") {
+                let out =
+                    run_with_timeout(&mut sim.umad2sim_command(tool), Duration::from_secs(60))
+                        .unwrap();
+                let topo = String::from_utf8_lossy(&out.stdout);
+                assert!(out.status.success(), "{name}: {topo}");
+                let count = |kind: &str| topo.lines().filter(|l| l.starts_with(kind)).count();
+                let size = spec.size();
+                assert_eq!(count("Ca\t"), size.hosts, "{name}: {topo}");
+                assert_eq!(count("Switch\t"), size.switches, "{name}: {topo}");
+            }
+        }
+    }
+
     #[test]
     fn committed_fattree_1008_runs_in_ibsim() {
         if !require_ibsim("xtask::fattree::committed_fattree_1008_runs_in_ibsim") {
