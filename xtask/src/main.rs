@@ -35,6 +35,11 @@ commands:
   gen-fattree LEAVES SPINES HOSTS_PER_LEAF [RADIX]
         print a two-level fat-tree netfile for ibsim (RADIX defaults to 36), e.g.
         `cargo xtask gen-fattree 36 8 28 > fabrics/fattree-1008.net`
+  gen-fabric NAME
+        print the netfile of an ibnetsim built-in fabric (Fabric::load_named's names):
+        example, fattree:LEAVES,SPINES,HOSTS_PER_LEAF[,RADIX[,LINKS]],
+        fattree3:PODS,LEAVES_PER_POD,HOSTS_PER_LEAF,AGGS_PER_POD,CORES_PER_AGG[,RADIX],
+        ring:SWITCHES[,HOSTS], mesh:WIDTHxHEIGHT[,HOSTS], torus:WIDTHxHEIGHT[,HOSTS]
   demo [--with-c]
         run the umad-rs tools (ibstat, ibnetdiscover, smpquery, iblinkinfo, ibroute,
         ibtracert, ibswitches, ibhosts) and the nodeinfo example on fabrics/example.net
@@ -106,6 +111,15 @@ commands:
   help  this text
 ";
 
+/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
+fn print_out(text: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = args.split_first() else {
@@ -115,9 +129,12 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "gen-fattree" => fattree::parse_args(rest)
             .and_then(|t| t.netfile())
-            .map(|net| {
-                print!("{net}");
-            }),
+            .and_then(|net| print_out(&net)),
+        "gen-fabric" if rest.len() == 1 => rest[0]
+            .parse::<ibnetsim::generate::Spec>()
+            .and_then(|spec| spec.netfile())
+            .map_err(|e| e.to_string())
+            .and_then(|net| print_out(&net)),
         "demo" => demo::parse_args(rest).and_then(|o| demo::run(&o)),
         "capture-fixtures" if rest.is_empty() => capture::run(),
         "libibumad" if rest.is_empty() => libibumad::run(),
