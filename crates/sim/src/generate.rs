@@ -1,7 +1,7 @@
 //! Fabrics by shape, built in O(N) straight through [`Builder`] (no netfile text on the
 //! way): two-level fat trees ([`FatTree`]), three-level fat trees ([`FatTree3`]), rings
 //! ([`Ring`]) and 2-D meshes and tori ([`Mesh`]); the built-in fabric names ([`Spec`],
-//! [`Fabric::load_named`], e.g. `UMAD_SIM=fattree:36,8,28`); and netfile text for any
+//! [`Fabric::load_named`], meant for `UMAD_SIM=fattree:36,8,28`); and netfile text for any
 //! fabric ([`Fabric::to_netfile`]).
 //!
 //! A generated fabric is the one its netfile ([`Spec::netfile`]) loads into: node ids, GUIDs
@@ -10,7 +10,8 @@
 //! link) are the same, node for node and port for port; HCAs come first, so the first HCA's
 //! port 1 is ibsim's default attach point. For two-level fat trees the text is byte for byte
 //! what `cargo xtask gen-fattree` has always written (`fabrics/fattree-1008.net` is
-//! `fattree:36,8,28`), and `fabrics/fattree3-1760.net` is `fattree3:12,8,16,8,4,24`.
+//! `fattree:36,8,28`), and `fabrics/fattree3-1760.net` is `fattree3:12,8,16,8,4,24` node for
+//! node (its header comment aside, the same text).
 //!
 //! Every shape is checked before anything is built: counts of at least 1, at most
 //! [`MAX_SWITCH_PORTS`] ports a switch, and no more LIDs than the unicast LID space has (one
@@ -1019,7 +1020,7 @@ impl Fabric {
     /// name), else a built-in name ([`Spec::parse`]: `example`, `fattree:36,8,28`,
     /// `fattree3:12,8,16,8,4,24`, `ring:6,2`, `mesh:4x4`, `torus:8x8,2`, ...). Neither is
     /// refused with the list of names; a built-in name with bad dimensions, with what is
-    /// wrong. This is what `UMAD_SIM=<netfile or name>` loads.
+    /// wrong. Meant for `UMAD_SIM=<netfile or name>`.
     pub fn load_named(name_or_path: impl AsRef<Path>) -> Result<Fabric> {
         let path = name_or_path.as_ref();
         if path.exists() {
