@@ -14,6 +14,7 @@ mod pkey;
 pub mod pma;
 pub mod smi;
 pub mod state;
+mod tables;
 #[cfg(test)]
 mod tests;
 

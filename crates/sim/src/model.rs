@@ -115,6 +115,16 @@ pub struct Port {
     pub is_sm: bool,
     /// The P_Key table once an SM has written it (`None`: the default, 0xFFFF then zeros).
     pub pkeys: Option<Box<[u16]>>,
+    /// GUIDInfo once an SM has written it: PortInfo.GUIDCap entries, index 0 unused (it is
+    /// the port GUID, read-only); `None`: no GUID past index 0.
+    pub guids: Option<Box<[u64]>>,
+    /// SLtoVLMappingTable once an SM has written it: from this port (a switch's input port)
+    /// to each output port by number (a switch's ports 0 to N; one table on a CA); `None`:
+    /// ibsim's default.
+    pub sl2vl: Option<Box<[ibmad::SlToVlTable]>>,
+    /// VLArbitrationTable once an SM has written it, by block (Low 0-31, Low 32-63,
+    /// High 0-31, High 32-63); `None`: ibsim's default.
+    pub vlarb: Option<Box<[ibmad::VlArbTable; 4]>>,
 }
 
 /// A switch's forwarding state.
@@ -135,6 +145,9 @@ pub struct Switch {
     pub default_mcast_primary_port: u8,
     /// SwitchInfo.DefaultMulticastNotPrimaryPort.
     pub default_mcast_not_primary_port: u8,
+    /// The multicast forwarding table once an SM has written it: port masks by block of 32
+    /// MLIDs, then PortMask position, then MLID (`None`: every mask 0).
+    pub mft: Option<Box<[u16]>>,
 }
 
 impl Switch {
@@ -334,6 +347,9 @@ impl Builder {
                 counters: crate::pma::Counters::default(),
                 is_sm: false,
                 pkeys: None,
+                guids: None,
+                sl2vl: None,
+                vlarb: None,
             })
             .collect();
         f.by_id.insert(spec.id.clone(), idx);

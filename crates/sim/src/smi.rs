@@ -203,6 +203,10 @@ impl Fabric {
                     id::SWITCH_INFO if switch => Some(self.set_switch_info(at, &req)),
                     id::LFT if switch => Some(self.set_lft(at, modifier, &req)),
                     id::PKEY_TABLE => Some(self.set_pkeys(at, in_port, modifier, &req)),
+                    id::GUID_INFO => Some(self.set_guids(at, in_port, modifier, &req)),
+                    id::SL2VL => Some(self.set_sl2vl(at, in_port, modifier, &req)),
+                    id::VL_ARB => Some(self.set_vlarb(at, in_port, modifier, &req)),
+                    id::MFT if switch => Some(self.set_mft(at, modifier, &req)),
                     // NodeInfo, NodeDescription, ExtPortInfo are read-only here; SMInfo
                     // is the SM's, not the SMA's.
                     _ => None,
@@ -246,6 +250,10 @@ impl Fabric {
         let node = self.node(at);
         match attr {
             id::PKEY_TABLE => self.get_pkeys(at, in_port, modifier, data),
+            id::GUID_INFO => self.get_guids(at, in_port, modifier, data),
+            id::SL2VL => self.get_sl2vl(at, in_port, modifier, data),
+            id::VL_ARB => self.get_vlarb(at, in_port, modifier, data),
+            id::MFT if node.is_switch() => self.get_mft(at, modifier, data),
             id::NODE_INFO => {
                 node_info(node, in_port).emit(data);
                 Status::SUCCESS
@@ -552,7 +560,7 @@ fn mlnx_ext_port_info(f: &Fabric, p: &Port) -> ibmad::attr::MlnxExtPortInfo {
 /// SwitchInfo.LinearFDBCap of an ibsim switch (its `MAXLINEARCAP`, 30 × 1024).
 pub(crate) const IBSIM_LINEAR_FDB_CAP: u16 = 30 * 1024;
 /// SwitchInfo.MulticastFDBCap of an ibsim switch (`MAXMCASTCAP`).
-const IBSIM_MULTICAST_FDB_CAP: u16 = 1024;
+pub(crate) const IBSIM_MULTICAST_FDB_CAP: u16 = 1024;
 /// SwitchInfo.PartitionEnforcementCap of ibsim's switch template.
 const IBSIM_PARTITION_ENFORCEMENT_CAP: u16 = 64;
 

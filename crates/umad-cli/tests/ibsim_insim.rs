@@ -14,8 +14,10 @@
 //! - `perfquery`, `ibqueryerrors`: PerfMgt, which ibsim answers and ibnetsim does not yet.
 //! - `ibstat`: it prints what each carrier makes of the local CA (the CA's name `ibsim0` or
 //!   `sim0`, a hardware version), not what the SMA answers.
-//! - `smpquery` PKeyTable, SL2VLTable, VLArbitration, GUIDInfo, PortInfoExtended: SMA
-//!   attributes ibnetsim does not answer yet.
+//! - `smpquery` PortInfoExtended: an SMA attribute neither answers.
+//! - GUIDInfo, SL2VL, VLArbitration and MFT blocks, ports or positions a node does not have
+//!   (`smpdump` with such a modifier): ibsim answers zeros (or reads past its tables),
+//!   ibnetsim "invalid attribute value", as hardware does.
 //! - `smpquery -x` (PortInfo with attribute modifier bit 31): ibsim ignores the bit, ibnetsim
 //!   refuses the modifier.
 //! - Sets (`ibportstate` enable/disable/speed, `smpquery` with values): ibnetsim has no Set
@@ -191,8 +193,9 @@ fn discovery_cases(_: &Netfile) -> Vec<Case> {
     .iter()
     .map(|a| case(Expect::Ok, a))
     .collect();
-    // Every switch's (empty) LFT, by directed route.
+    // Every switch's (empty) LFT and MFT, by directed route.
     cases.push(case(Expect::Either, &["dump_lfts", "-D"]));
+    cases.push(case(Expect::Either, &["dump_mfts", "-D"]));
     cases
 }
 
@@ -353,8 +356,39 @@ fn smp_cases(net: &Netfile) -> Vec<Case> {
         }
         cases.push(case(Expect::Ok, &["ibaddr", "-D", r]));
         cases.push(case(Expect::Ok, &["ibaddr", "-g", "-l", "-D", r]));
+        // The SMA's tables: P_Keys, SL-to-VL, VL arbitration by port; GUIDs; the raw blocks.
+        cases.push(case(Expect::Ok, &["smpquery", "-D", "guidinfo", r]));
+        for &p in &ports {
+            let e = if valid(p) { Expect::Ok } else { Expect::Fails };
+            for op in ["pkeys", "sl2vl", "vlarb"] {
+                cases.push(case(e, &["smpquery", "-D", op, r, &p.to_string()]));
+            }
+        }
+        cases.push(case(Expect::Ok, &["smpdump", "-D", r, "0x14", "0"]));
+        let last = n.num_ports;
+        let sl2vl_mod = if switch { u32::from(last) << 8 | 1 } else { 0 };
+        cases.push(case(
+            Expect::Ok,
+            &["smpdump", "-D", r, "0x17", &sl2vl_mod.to_string()],
+        ));
+        let vlarb_port = if switch { last } else { 0 };
+        for block in [1u32, 3] {
+            let m = (block << 16) | u32::from(vlarb_port);
+            cases.push(case(
+                Expect::Ok,
+                &["smpdump", "-D", r, "0x18", &m.to_string()],
+            ));
+        }
         if switch {
             cases.push(case(Expect::Ok, &["ibroute", "-D", r]));
+            cases.push(case(Expect::Ok, &["ibroute", "-M", "-D", r]));
+            cases.push(case(Expect::Ok, &["ibroute", "-M", "-a", "-D", r]));
+            // The last MFT block, at the last PortMask position.
+            let m = (u32::from(last) / 16) << 28 | 31;
+            cases.push(case(
+                Expect::Ok,
+                &["smpdump", "-D", r, "0x1b", &m.to_string()],
+            ));
             if let Some(p) = n.ports.first() {
                 let p = p.number.to_string();
                 cases.push(case(Expect::Ok, &["ibportstate", "-D", r, &p, "query"]));
