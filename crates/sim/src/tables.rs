@@ -676,6 +676,41 @@ mod tests {
     }
 
     #[test]
+    fn any_modifier_and_data_is_answered_without_panic() {
+        let (mut f, h1, _, _) = fabric();
+        let mut mods = vec![
+            0, 1, 2, 3, 4, 5, 8, 18, 19, 31, 32, 0xff, 0x100, 0x1ff, 0x200,
+        ];
+        mods.extend([
+            0x1212, 0x1300, 0xffff, 0x1_0000, 0x1_0012, 0x3_0000, 0x4_0013,
+        ]);
+        mods.extend([
+            0x5_0000,
+            0xffff_0000,
+            0x0800_0000,
+            0x1000_001f,
+            0x2000_0000,
+            u32::MAX,
+        ]);
+        let data: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37) ^ 0xa5).collect();
+        for attr in [id::GUID_INFO, id::SL2VL, id::VL_ARB, id::MFT] {
+            for hops in [&[][..], &[1], &[1, 2]] {
+                for &m in &mods {
+                    for method in [Method::Get, Method::Set] {
+                        let (st, _) = call(&mut f, (h1, 1), method, attr, m, hops, &data);
+                        assert!(
+                            st.is_success()
+                                || st == INVALID
+                                || st == Status(Status::METHOD_ATTR_NOT_SUPPORTED),
+                            "{attr:#x} {m:#x} {hops:?}: {st:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn untouched_tables_take_no_memory() {
         let (mut f, h1, sw, _) = fabric();
         for (attr, m, hops) in [
