@@ -267,7 +267,7 @@ pub struct DiscoverStats {
     /// SMPs answered with an error status, malformed, or failed locally.
     pub errors: usize,
     /// SMPs given up because the fabric stopped answering: once nothing has answered for a
-    /// whole try with SMPs in flight, the node that answered last is asked again (a probe);
+    /// whole budget (timeout × tries) with SMPs in flight, the node that answered last is asked again (a probe);
     /// when the probe gets no answer (it has at most two tries), the walk ends, the SMPs in flight and those it would still have sent are recorded as
     /// [`MissReason::Silent`], and the topology is partial. 0 in a walk that ran to its end.
     pub abandoned: usize,
@@ -498,20 +498,23 @@ impl<'o> Scan<'o> {
         let mut next_send = 0usize;
         let mut next_handle = 0usize;
         let mut last_progress = Instant::now();
-        // Has the fabric gone silent? Once nothing has answered for a whole try while SMPs
-        // are in flight, the node that answered last is asked for its NodeInfo again (a
-        // probe, not part of the walk). If the probe times out too, every SMP left would
-        // only time out as well (a walk of 1,000 SMPs left at 32 in flight would take
-        // 1,000 / 32 budgets): the walk ends, about one budget plus two tries after the last
-        // answer. If anything answers, the fabric is there and the SMPs timing out are the
-        // walk's own dead ends (a switch whose peers do not answer): it goes on, as C's.
-        let per_try = self.opts.timeout.unwrap_or(umad::rpc::DEFAULT_TIMEOUT);
+        // Has the fabric gone silent? Once nothing has answered for a whole budget (every
+        // try of an SMP) while SMPs are in flight, the node that answered last is asked for
+        // its NodeInfo again (a probe, not part of the walk). If the probe times out too,
+        // every SMP left would only time out as well (a walk of 1,000 SMPs left at 32 in
+        // flight would take 1,000 / 32 budgets): the walk ends, about one budget plus two
+        // tries after the last answer. If anything answers, the fabric is there and the
+        // SMPs timing out are the walk's own dead ends (a switch whose peers do not answer)
+        // or lost packets: it goes on, as C's. A whole budget, not one try: on a lossy
+        // fabric the walk often waits a try for its lost SMPs' retries with nothing else to
+        // send, and a probe after one try of silence ended such walks early (20 % loss).
+        let silence = self.request_budget();
         let mut last_answer = Instant::now();
         let mut last_answered = self.opts.from;
         let mut probe: Option<Ticket> = None;
         let mut silent = false;
         while next_handle < self.queue.len() {
-            if !silent && probe.is_none() && !tickets.is_empty() && last_answer.elapsed() >= per_try
+            if !silent && probe.is_none() && !tickets.is_empty() && last_answer.elapsed() >= silence
             {
                 let e = Entry {
                     path: last_answered,

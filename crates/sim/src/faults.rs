@@ -14,7 +14,7 @@
 //! | item | meaning |
 //! |---|---|
 //! | `seed=N` | the seed (decimal or `0x` hex; default 0) |
-//! | `drop=R` | every link a packet crosses loses it with probability `R` |
+//! | `drop=R` | a packet that crosses a link is lost with probability `R` (once a request, once its answer, however many links) |
 //! | `drop[NODE]=R` | the links of `NODE` lose packets with probability `R` (either way) |
 //! | `drop[NODE/PORT]=R` | the link at `PORT` of `NODE` loses packets with probability `R` |
 //! | `dead=NODE` / `alive=NODE` | `NODE` stops answering and forwarding / starts again |
@@ -191,14 +191,25 @@ impl Faults {
         mix(self.seed ^ mix(t.key ^ mix(what)))
     }
 
-    /// Whether the packet of ticket `t`, crossing hop number `i` (of leg `leg`), is lost.
+    /// The hop of a leg of `hops` links on which the packet of ticket `t` is lost by the
+    /// fabric-wide `drop=` rate, if it is: each packet once, on one of its links.
+    pub(crate) fn lost_on(&self, t: Ticket, leg: Leg, hops: usize) -> Option<usize> {
+        if hops == 0 || self.drop == Rate::NEVER {
+            return None;
+        }
+        let what = SALT_LOSS ^ ((leg as u64) << 56);
+        let bits = self.bits(t, what);
+        self.drop.hit(bits).then(|| (bits as u32 as usize) % hops)
+    }
+
+    /// Whether the packet of ticket `t`, crossing hop number `i` (of leg `leg`), is lost
+    /// there: into a dead node, or by the rate of that link or of a node at either end.
     pub(crate) fn lost(&self, t: Ticket, leg: Leg, i: usize, (out, into): Hop) -> bool {
         if self.dead.contains(&into.0) {
             return true;
         }
-        let what = SALT_LOSS ^ ((leg as u64) << 56) ^ ((i as u64) << 8);
+        let what = SALT_LOSS ^ ((leg as u64) << 56) ^ ((i as u64 + 1) << 8);
         let rates = [
-            self.drop,
             self.links.get(&out).copied().unwrap_or_default(),
             self.links.get(&into).copied().unwrap_or_default(),
             self.nodes.get(&out.0).copied().unwrap_or_default(),
@@ -426,9 +437,13 @@ impl Fabric {
         leg: Leg,
     ) -> Result<(), Dropped> {
         let mut lost = None;
+        let fabric_wide = match (ticket, self.faults.as_deref()) {
+            (Some(t), Some(f)) => f.lost_on(t, leg, hops.len()),
+            _ => None,
+        };
         for (i, &hop) in hops.iter().enumerate() {
             if let (Some(t), Some(f)) = (ticket, self.faults.as_deref()) {
-                if f.lost(t, leg, i, hop) {
+                if fabric_wide == Some(i) || f.lost(t, leg, i, hop) {
                     lost = Some(if f.is_dead(hop.1 .0) {
                         Dropped::Dead { node: hop.1 .0 }
                     } else {

@@ -629,7 +629,7 @@ thread_local! {
 pub fn note_discovery(prog: &str, d: &ibfabric::discover::Discovery) {
     if d.went_silent() {
         eprintln!(
-            "{prog}: error: the fabric stopped answering: {} SMPs given up after a whole timeout of silence; the topology is partial ({} nodes found)",
+            "{prog}: error: the fabric stopped answering: {} SMPs given up after a whole request budget (timeout × tries) of silence; the topology is partial ({} nodes found)",
             d.stats.abandoned,
             d.fabric.nodes.len()
         );
