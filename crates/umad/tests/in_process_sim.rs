@@ -223,3 +223,40 @@ fn retries_ride_out_seeded_loss() {
         .expect("transact");
     assert!(!r.is_timeout(), "40 retries at 25 % each: lost every time?");
 }
+
+#[test]
+fn built_in_fabric_names_need_no_file() {
+    // `example` is fabrics/example.net, built in.
+    let port = Port::open_sim(&SimOptions::new("example")).expect("attach");
+    assert_eq!(port.ca().unwrap().node_guid, 0x100000);
+    let agent = port.register(&AgentSpec::new(0x81, 1)).unwrap();
+    let r = port
+        .transact(
+            agent,
+            &node_info_req(&[1, 8, 1], 1),
+            &MadAddr::directed_route(),
+            200,
+            0,
+        )
+        .unwrap();
+    assert_eq!(guid_of(&r.mad), 0x100005);
+    // A generated fat tree: a host, its leaf, a spine.
+    let port = Port::open_sim(&SimOptions::new("fattree:4,2,3")).expect("attach");
+    let agent = port.register(&AgentSpec::new(0x81, 1)).unwrap();
+    for path in [&[][..], &[1], &[1, 4]] {
+        let r = port
+            .transact(
+                agent,
+                &node_info_req(path, 2),
+                &MadAddr::directed_route(),
+                200,
+                0,
+            )
+            .unwrap();
+        assert_eq!(r.status, 0, "{path:?}");
+    }
+    let e = Port::open_sim(&SimOptions::new("fattree:0,0,0")).unwrap_err();
+    assert!(e.to_string().contains("UMAD_SIM"), "{e}");
+    let e = Port::open_sim(&SimOptions::new("no-such-fabric")).unwrap_err();
+    assert!(e.to_string().contains("the names are"), "{e}");
+}

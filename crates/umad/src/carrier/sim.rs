@@ -1,5 +1,6 @@
 //! A fabric simulated in this process ([`ibnetsim`]) as a packet carrier: no daemon, no
-//! preload, nothing installed. Selected with `UMAD_SIM=<netfile>` (and `UMAD_SIM_NODE=<node
+//! preload, nothing installed. Selected with `UMAD_SIM=<netfile or built-in name>` (`example`,
+//! `fattree:36,8,28`, `ring:8`, ...: `ibnetsim::generate`) (and `UMAD_SIM_NODE=<node
 //! id or NodeDescription>`) in [`Port::open`](crate::Port::open), or with
 //! [`Port::open_sim`](crate::Port::open_sim).
 //!
@@ -34,7 +35,9 @@ use crate::sys::EventFlag;
 use crate::transport::Issm;
 use crate::{Error, Result};
 
-/// Environment variable naming the netfile of the fabric to simulate in process.
+/// Environment variable naming the fabric to simulate in process: a netfile, or a built-in
+/// name (`example`, `fattree:LEAVES,SPINES,HOSTS_PER_LEAF`, `ring:N`, `mesh:WxH`, ...; a
+/// path that exists wins).
 pub const ENV_SIM: &str = "UMAD_SIM";
 /// Environment variable naming the node (id or NodeDescription) to attach to.
 pub const ENV_SIM_NODE: &str = "UMAD_SIM_NODE";
@@ -50,7 +53,8 @@ pub const CA_NAME: &str = "sim0";
 /// Which simulated fabric to attach to, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimOptions {
-    /// The netfile (ibsim's format, or ibnetdiscover output).
+    /// The netfile (ibsim's format, or ibnetdiscover output), or a built-in fabric's name
+    /// (`ibnetsim::Fabric::load_named`: `example`, `fattree:36,8,28`, ...).
     pub netfile: PathBuf,
     /// Node id or NodeDescription to attach to; `None`: the first node of the file. A CA
     /// attaches at port 1, a switch at port 0 (as ibsim attaches).
@@ -216,11 +220,11 @@ fn world(netfile: &Path, configured: bool, faults: Option<&str>) -> Result<Arc<S
     if let Some(w) = worlds.get(&key).and_then(Weak::upgrade) {
         return Ok(w);
     }
-    let mut fabric = Fabric::load(netfile).map_err(|e| Error::Failed {
-        ca: CA_NAME.to_string(),
-        port: 0,
-        reason: format!("{ENV_SIM}: cannot simulate {}: {e}", netfile.display()),
-        errno: libc::EINVAL,
+    let mut fabric = Fabric::load_named(netfile).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "{ENV_SIM}: cannot simulate {}: {e}",
+            netfile.display()
+        ))
     })?;
     if configured && fabric.configure(None).is_none() {
         return Err(Error::InvalidArgument(format!(
