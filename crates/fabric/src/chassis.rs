@@ -75,6 +75,9 @@ impl Fabric {
     pub fn group_chassis(&mut self) {
         // First pass: a record per chassis GUID, in node order, with its node count.
         let mut found: Vec<(u64, usize)> = Vec::new();
+        // Where each chassis GUID is in `found`: O(1) a node (a scan was O(N²) on fabrics
+        // whose every node is its own system image, 16 % of a 10,400-node discovery).
+        let mut index: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
         let guids: Vec<Option<u64>> = self
             .nodes
             .iter()
@@ -83,10 +86,13 @@ impl Fabric {
                     .then(|| self.chassis_guid(n))
             })
             .collect();
-        for g in guids.iter().flatten() {
-            match found.iter_mut().find(|(c, _)| c == g) {
-                Some((_, count)) => *count += 1,
-                None => found.push((*g, 1)),
+        for &g in guids.iter().flatten() {
+            match index.entry(g) {
+                std::collections::hash_map::Entry::Occupied(k) => found[*k.get()].1 += 1,
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(found.len());
+                    found.push((g, 1));
+                }
             }
         }
         // Second pass: number the chassis with more than one node, add the nodes.
@@ -96,7 +102,7 @@ impl Fabric {
         for (i, g) in guids.iter().enumerate() {
             self.nodes[i].chassis = None;
             let Some(g) = g else { continue };
-            let Some(k) = found.iter().position(|(c, _)| c == g) else {
+            let Some(&k) = index.get(g) else {
                 continue;
             };
             if found[k].1 < 2 {
