@@ -10,9 +10,14 @@
 //! powers on.
 //!
 //! What it answers: SMPs by directed route and, on a configured fabric, by LID (the SMA's
-//! attributes, Get and Set), and PerfMgt (the PMA); see the `ibnetsim` README. Other packets
-//! (SA, SMInfo: no SM runs in process) are dropped, so their requests time out, as on a
-//! fabric where nothing answers them.
+//! attributes, Get and Set), and PerfMgt (the PMA); see the `ibnetsim` README. A LID-routed
+//! request the fabric's agents do not answer (SA and the other GSI classes; SMInfo and traps
+//! at a port holding IsSM, [`Port::issm`](crate::Port::issm)) goes to a port of this process
+//! attached where it arrived — the one holding IsSM first — and that port's answers (RMPP
+//! segments and ACKs included) come back by LID to the port that asked: an SA, an SM or any
+//! GSI server in process serves the other ports. With no such port the request is dropped
+//! and times out, as on a fabric where nothing answers it. Directed-route requests are not
+//! forwarded yet.
 //!
 //! `UMAD_SIM_FAULTS=<spec>` sets seeded faults (`ibnetsim::faults`: lost packets, dead
 //! nodes, late, duplicated and corrupted answers), the same spec giving the same faults in
@@ -26,7 +31,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use ibnetsim::{Fabric, Net, NodeIdx, Reply};
+use ibmad::Mad;
+use ibnetsim::{Dropped, Fabric, Net, NodeIdx};
 
 use crate::addr::MadAddr;
 use crate::device::Ca;
@@ -156,7 +162,11 @@ struct World {
     net: Net<u64>,
     start: Instant,
     /// The ports attached, by the tag their requests carry.
-    mailboxes: HashMap<u64, Weak<Mailbox>>,
+    ports: HashMap<u64, Attached>,
+    /// Who gets a forwarded request's answers (and its RMPP ACKs): by the port a packet
+    /// arrives at and its TID, the tag of the port of this process that sent or took the
+    /// request.
+    routes: Routes,
     next_tag: u64,
     /// Whether the timer thread is running (it is while answers are on their way).
     timer: bool,
@@ -175,14 +185,88 @@ impl Shared {
     }
 }
 
+/// A port of this process attached to the fabric.
+#[derive(Debug)]
+struct Attached {
+    mailbox: Weak<Mailbox>,
+    at: (NodeIdx, u8),
+    /// Whether it holds IsSM (SMInfo and traps arriving at its port are its own).
+    issm: bool,
+}
+
+/// Forwarded exchanges remembered (the oldest forgotten first).
+const ROUTES_CAP: usize = 4096;
+
+/// The bounded map of [`World::routes`].
+#[derive(Debug, Default)]
+struct Routes {
+    map: HashMap<((NodeIdx, u8), u64), u64>,
+    order: VecDeque<((NodeIdx, u8), u64)>,
+}
+
+impl Routes {
+    fn insert(&mut self, key: ((NodeIdx, u8), u64), tag: u64) {
+        if self.map.insert(key, tag).is_none() {
+            self.order.push_back(key);
+            if self.order.len() > ROUTES_CAP {
+                if let Some(old) = self.order.pop_front() {
+                    self.map.remove(&old);
+                }
+            }
+        }
+    }
+}
+
 impl World {
     /// Brings the clock to now and hands every answer due to its port.
     fn deliver_due(&mut self) {
         self.net.advance_to(self.start.elapsed());
         while let Some(a) = self.net.poll() {
-            if let Some(m) = self.mailboxes.get(&a.tag).and_then(Weak::upgrade) {
-                m.post(&a.reply);
+            if let Some(m) = self.ports.get(&a.tag).and_then(|p| p.mailbox.upgrade()) {
+                let r = a.reply;
+                m.post(Packet {
+                    mad: r.mad.to_vec(),
+                    addr: MadAddr::new(r.slid, r.sqp, 0, MadAddr::DEFAULT_QKEY),
+                    qp: r.sqp,
+                    status: 0,
+                });
             }
+        }
+    }
+
+    /// The port of this process at `at` a packet arriving there goes to: the one whose
+    /// exchange it belongs to (`tid`), else the SM's (IsSM) if `sm`, else the first
+    /// attached.
+    fn port_at(&self, at: (NodeIdx, u8), tid: u64, sm: bool) -> Option<u64> {
+        if let Some(&tag) = self.routes.map.get(&(at, tid)) {
+            if self.ports.contains_key(&tag) {
+                return Some(tag);
+            }
+        }
+        let mut here: Vec<(&u64, &Attached)> =
+            self.ports.iter().filter(|(_, p)| p.at == at).collect();
+        here.sort_by_key(|(tag, p)| (!(sm && p.issm), **tag));
+        here.first().map(|(tag, _)| **tag)
+    }
+
+    /// Hands `p`, sent from port `from` (tag `from_tag`), to the port of this process
+    /// tagged `to`, as arriving from `from`'s LID; remembers the exchange both ways.
+    fn forward(&mut self, from: (NodeIdx, u8), from_tag: u64, to: u64, p: &Packet) {
+        let Some(dest) = self.ports.get(&to) else {
+            return;
+        };
+        let (at, mailbox) = (dest.at, dest.mailbox.upgrade());
+        let tid = Mad::new_unchecked(&p.mad[..]).tid();
+        self.routes.insert((from, tid), from_tag);
+        self.routes.insert((at, tid), to);
+        if let Some(m) = mailbox {
+            let slid = self.net.fabric().lid_of(from.0, from.1);
+            m.post(Packet {
+                mad: p.mad.clone(),
+                addr: MadAddr::new(slid, p.qp, 0, MadAddr::DEFAULT_QKEY),
+                qp: p.qp,
+                status: 0,
+            });
         }
     }
 }
@@ -245,7 +329,8 @@ fn world(netfile: &Path, configured: bool, faults: Option<&str>) -> Result<Arc<S
         world: Mutex::new(World {
             net: Net::new(fabric),
             start: Instant::now(),
-            mailboxes: HashMap::new(),
+            ports: HashMap::new(),
+            routes: Routes::default(),
             next_tag: 0,
             timer: false,
         }),
@@ -276,16 +361,11 @@ impl Mailbox {
         self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues an answer; the flag is up exactly while the inbox holds something (one
+    /// Queues a packet; the flag is up exactly while the inbox holds something (one
     /// eventfd write per burst, not per packet).
-    fn post(&self, r: &Reply) {
+    fn post(&self, p: Packet) {
         let mut inbox = self.inbox();
-        inbox.queue.push_back(Packet {
-            mad: r.mad.to_vec(),
-            addr: MadAddr::new(r.slid, r.sqp, 0, MadAddr::DEFAULT_QKEY),
-            qp: r.sqp,
-            status: 0,
-        });
+        inbox.queue.push_back(p);
         if !inbox.flag_up {
             inbox.flag_up = true;
             self.bell.raise();
@@ -347,8 +427,14 @@ impl SimCarrier {
             let mut w = world.lock();
             let tag = w.next_tag;
             w.next_tag += 1;
-            w.mailboxes.retain(|_, m| m.strong_count() > 0);
-            w.mailboxes.insert(tag, Arc::downgrade(&mailbox));
+            w.ports.insert(
+                tag,
+                Attached {
+                    mailbox: Arc::downgrade(&mailbox),
+                    at,
+                    issm: false,
+                },
+            );
             tag
         };
         Ok(SimCarrier {
@@ -425,17 +511,58 @@ impl Carrier for SimCarrier {
     }
 
     fn issm(&self) -> Result<Issm> {
-        // Nothing forwards requests to an SM in process yet: the guard holds nothing.
-        Ok(Issm::new(Box::new(())))
+        let mut w = self.world();
+        if let Some(me) = w.ports.get_mut(&self.tag) {
+            me.issm = true;
+        }
+        w.net.fabric_mut().set_is_sm(self.at, true);
+        Ok(Issm::new(Box::new(IssmGuard {
+            world: Arc::downgrade(&self.world),
+            tag: self.tag,
+            at: self.at,
+        })))
     }
 
     fn send(&self, p: &Packet) -> Result<()> {
         let mut w = self.world();
         let now = w.start.elapsed();
         w.net.advance_to(now);
+        let header = Mad::new_unchecked(&p.mad[..]);
+        let (is_response, tid) = (header.is_response(), header.tid());
+        // Where a packet for this process's ports arrived: a CA's port, a switch's port 0.
+        let port_of = |f: &Fabric, (node, port): (NodeIdx, u8)| {
+            (node, if f.node(node).is_switch() { 0 } else { port })
+        };
+        if is_response {
+            // An answer (or an RMPP ACK) from a port of this process serving requests: to
+            // the port it is for, by LID or along its return path.
+            if let Ok(there) = w
+                .net
+                .fabric_mut()
+                .route_response(self.at, p.addr.lid, &p.mad)
+            {
+                let there = port_of(w.net.fabric(), there);
+                if let Some(to) = w.port_at(there, tid, false) {
+                    w.forward(self.at, self.tag, to, p);
+                }
+            }
+            return Ok(());
+        }
         // A request nothing answers (no route, no agent, a fault) is lost, as on a fabric:
-        // its sender times out.
-        let _ = w.net.send(self.tag, self.at, p.addr.lid, p.qp, &p.mad);
+        // its sender times out. One that arrives where no agent of the fabric answers (SA
+        // and other GSI classes, SMInfo and traps at an IsSM port) goes to a port of this
+        // process attached there, if any (by LID only: a directed-route one is not
+        // forwarded yet).
+        if let Err(Dropped::NoAgent { at, port }) =
+            w.net.send(self.tag, self.at, p.addr.lid, p.qp, &p.mad)
+        {
+            let there = port_of(w.net.fabric(), (at, port));
+            if p.addr.lid != ibnetsim::deliver::PERMISSIVE_LID {
+                if let Some(to) = w.port_at(there, tid, p.qp == 0) {
+                    w.forward(self.at, self.tag, to, p);
+                }
+            }
+        }
         w.deliver_due();
         if w.net.in_flight() > 0 {
             // Late answers: the timer thread hands them over when they fall due.
@@ -479,10 +606,34 @@ impl Carrier for SimCarrier {
     }
 }
 
+/// Keeps IsSM set on a simulated port: cleared when dropped, unless another port of this
+/// process at the same place holds it too.
+struct IssmGuard {
+    world: Weak<Shared>,
+    tag: u64,
+    at: (NodeIdx, u8),
+}
+
+impl Drop for IssmGuard {
+    fn drop(&mut self) {
+        let Some(shared) = self.world.upgrade() else {
+            return;
+        };
+        let mut w = shared.lock();
+        if let Some(me) = w.ports.get_mut(&self.tag) {
+            me.issm = false;
+        }
+        let at = self.at;
+        if !w.ports.values().any(|p| p.at == at && p.issm) {
+            w.net.fabric_mut().set_is_sm(at, false);
+        }
+    }
+}
+
 impl Drop for SimCarrier {
     fn drop(&mut self) {
         let mut w = self.world();
-        w.mailboxes.remove(&self.tag);
+        w.ports.remove(&self.tag);
         w.net.forget(&self.tag);
     }
 }
