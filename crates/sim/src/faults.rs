@@ -109,6 +109,13 @@ pub struct Fate {
     pub copies: u8,
 }
 
+impl Fate {
+    /// Whether the answer arrives at once and once (no fault touched its timing).
+    pub fn is_plain(&self) -> bool {
+        self.delay_ns == 0 && self.copies == 1
+    }
+}
+
 /// Which way a packet goes, for the rolls.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Leg {

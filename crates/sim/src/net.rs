@@ -117,12 +117,19 @@ impl<T: Clone> Net<T> {
         mad: &[u8],
     ) -> Result<(), Dropped> {
         let reply = self.fabric.deliver(from, dlid, qp, mad)?;
+        self.schedule(tag, reply);
+        Ok(())
+    }
+
+    /// Queues `reply` (an answer [`Fabric::deliver`] gave) for `tag` as its fate says: due
+    /// now or later, once or twice. For a caller that delivers plain answers itself and
+    /// hands only the others to the clock.
+    pub fn schedule(&mut self, tag: T, reply: Reply) {
         let due = self.now.saturating_add(reply.fate.delay_ns);
         for _ in 1..reply.fate.copies {
             self.push(due, tag.clone(), reply.clone());
         }
         self.push(due, tag, reply);
-        Ok(())
     }
 
     fn push(&mut self, due: u64, tag: T, reply: Reply) {

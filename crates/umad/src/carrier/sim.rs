@@ -185,6 +185,16 @@ impl Shared {
     }
 }
 
+/// The packet an answer of the fabric arrives as.
+fn reply_packet(r: &ibnetsim::Reply) -> Packet {
+    Packet {
+        mad: r.mad.to_vec(),
+        addr: MadAddr::new(r.slid, r.sqp, 0, MadAddr::DEFAULT_QKEY),
+        qp: r.sqp,
+        status: 0,
+    }
+}
+
 /// A port of this process attached to the fabric.
 #[derive(Debug)]
 struct Attached {
@@ -223,13 +233,7 @@ impl World {
         self.net.advance_to(self.start.elapsed());
         while let Some(a) = self.net.poll() {
             if let Some(m) = self.ports.get(&a.tag).and_then(|p| p.mailbox.upgrade()) {
-                let r = a.reply;
-                m.post(Packet {
-                    mad: r.mad.to_vec(),
-                    addr: MadAddr::new(r.slid, r.sqp, 0, MadAddr::DEFAULT_QKEY),
-                    qp: r.sqp,
-                    status: 0,
-                });
+                m.post(reply_packet(&a.reply));
             }
         }
     }
@@ -525,8 +529,6 @@ impl Carrier for SimCarrier {
 
     fn send(&self, p: &Packet) -> Result<()> {
         let mut w = self.world();
-        let now = w.start.elapsed();
-        w.net.advance_to(now);
         let header = Mad::new_unchecked(&p.mad[..]);
         let (is_response, tid) = (header.is_response(), header.tid());
         // Where a packet for this process's ports arrived: a CA's port, a switch's port 0.
@@ -553,15 +555,33 @@ impl Carrier for SimCarrier {
         // and other GSI classes, SMInfo and traps at an IsSM port) goes to a port of this
         // process attached there, if any (by LID only: a directed-route one is not
         // forwarded yet).
-        if let Err(Dropped::NoAgent { at, port }) =
-            w.net.send(self.tag, self.at, p.addr.lid, p.qp, &p.mad)
+        match w
+            .net
+            .fabric_mut()
+            .deliver(self.at, p.addr.lid, p.qp, &p.mad)
         {
-            let there = port_of(w.net.fabric(), (at, port));
-            if p.addr.lid != ibnetsim::deliver::PERMISSIVE_LID {
-                if let Some(to) = w.port_at(there, tid, p.qp == 0) {
-                    w.forward(self.at, self.tag, to, p);
+            // The common case, without the clock: the answer, at once and once.
+            Ok(r) if r.fate.is_plain() && w.net.in_flight() == 0 => {
+                self.mailbox.post(reply_packet(&r));
+                return Ok(());
+            }
+            Ok(r) => {
+                let now = w.start.elapsed();
+                w.net.advance_to(now);
+                w.net.schedule(self.tag, r);
+            }
+            Err(Dropped::NoAgent { at, port }) => {
+                let there = port_of(w.net.fabric(), (at, port));
+                if p.addr.lid != ibnetsim::deliver::PERMISSIVE_LID {
+                    if let Some(to) = w.port_at(there, tid, p.qp == 0) {
+                        w.forward(self.at, self.tag, to, p);
+                    }
                 }
             }
+            Err(_) => {}
+        }
+        if w.net.in_flight() == 0 {
+            return Ok(());
         }
         w.deliver_due();
         if w.net.in_flight() > 0 {
