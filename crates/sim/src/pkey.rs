@@ -16,10 +16,11 @@ impl Fabric {
     /// switch's external ports.
     fn pkey_cap(&self, node: NodeIdx, port: u8) -> usize {
         let n = self.node(node);
-        match (n.is_switch(), port) {
-            (true, 0) => 8,
-            _ => 64,
-        }
+        usize::from(if n.is_switch() && port != 0 {
+            crate::smi::IBSIM_PARTITION_ENFORCEMENT_CAP
+        } else {
+            crate::smi::partition_cap(n.spec.node_type)
+        })
     }
 
     /// The port a P_KeyTable modifier names (bits 16–23 on a switch; a CA's own port) and the

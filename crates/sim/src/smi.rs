@@ -304,6 +304,16 @@ impl Fabric {
     }
 }
 
+/// NodeInfo.PartitionCap, as ibsim's NodeInfo templates have it: 8 P_Keys a switch (its
+/// port 0), 64 a CA or router.
+pub(crate) fn partition_cap(node_type: NodeType) -> u16 {
+    if node_type == NodeType::Switch {
+        8
+    } else {
+        64
+    }
+}
+
 fn node_info(node: &Node, in_port: u8) -> NodeInfo {
     let s = &node.spec;
     NodeInfo {
@@ -314,12 +324,7 @@ fn node_info(node: &Node, in_port: u8) -> NodeInfo {
         system_image_guid: s.system_image_guid,
         node_guid: s.guid,
         port_guid: node.port(in_port).map_or(s.guid, |p| p.guid),
-        // ibsim's NodeInfo templates: 8 P_Keys a switch, 64 a CA or router.
-        partition_cap: if s.node_type == NodeType::Switch {
-            8
-        } else {
-            64
-        },
+        partition_cap: partition_cap(s.node_type),
         device_id: s.device_id,
         // ibsim's value (both templates).
         revision: IBSIM_REVISION,
@@ -562,7 +567,7 @@ pub(crate) const IBSIM_LINEAR_FDB_CAP: u16 = 30 * 1024;
 /// SwitchInfo.MulticastFDBCap of an ibsim switch (`MAXMCASTCAP`).
 pub(crate) const IBSIM_MULTICAST_FDB_CAP: u16 = 1024;
 /// SwitchInfo.PartitionEnforcementCap of ibsim's switch template.
-const IBSIM_PARTITION_ENFORCEMENT_CAP: u16 = 64;
+pub(crate) const IBSIM_PARTITION_ENFORCEMENT_CAP: u16 = 64;
 
 fn switch_info(node: &Node) -> SwitchInfo {
     let sw = node.switch.as_ref();

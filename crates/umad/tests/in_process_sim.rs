@@ -260,3 +260,22 @@ fn built_in_fabric_names_need_no_file() {
     let e = Port::open_sim(&SimOptions::new("no-such-fabric")).unwrap_err();
     assert!(e.to_string().contains("the names are"), "{e}");
 }
+
+#[test]
+fn the_cas_p_keys_are_the_ports_table_sets_included() {
+    let port = Port::open_sim(&SimOptions::new(example()).node("H-host2")).expect("attach");
+    let keys = port.ca().unwrap().ports[0].pkeys.clone();
+    assert_eq!(keys.len(), 32, "one block, as ibsim's GET_PKEYS");
+    assert_eq!(&keys[..2], &[0xffff, 0]);
+    let agent = port.register(&AgentSpec::new(0x81, 1)).unwrap();
+    let mut set = Smp::dr_request(Method::Set, id::PKEY_TABLE, 0, 5, &DrPath::local());
+    Smp::new_unchecked(&mut set[..]).data_mut()[..4].copy_from_slice(&[0xff, 0xff, 0x80, 0x01]);
+    let r = port
+        .transact(agent, &set, &MadAddr::directed_route(), 200, 0)
+        .unwrap();
+    assert!(Smp::new_checked(&r.mad[..]).unwrap().status().is_success());
+    assert_eq!(
+        &port.ca().unwrap().ports[0].pkeys[..3],
+        &[0xffff, 0x8001, 0]
+    );
+}

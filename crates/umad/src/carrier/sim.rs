@@ -500,6 +500,7 @@ impl Carrier for SimCarrier {
         use ibmad::attr::id;
         let ni = self.local_get(id::NODE_INFO, 0, ibmad::NodeInfo::parse)?;
         let pi = self.local_get(id::PORT_INFO, u32::from(self.at.1), ibmad::PortInfo::parse)?;
+        let pkeys = self.local_get(id::PKEY_TABLE, 0, ibmad::PKeyTable::parse)?;
         Ok(super::simulated_ca(
             CA_NAME,
             u32::from(self.at.1),
@@ -509,7 +510,8 @@ impl Carrier for SimCarrier {
                 hw: 0,
                 fw: 1,
                 port_guid: ni.port_guid,
-                pkeys: vec![0xffff],
+                // The first block, as ibsim's GET_PKEYS (and so umad2sim) reports it.
+                pkeys: pkeys.pkeys.to_vec(),
             },
         ))
     }
