@@ -168,6 +168,28 @@ fn tables_arrive_whole(port: &Port, agent: u32, lid: u16) {
     assert_eq!(&r.mad[64..96], &req[req.len() - 32..]);
 }
 
+/// Ten GetTables of 50-59 KB, `timeout_ms` and 5 retries each, on a lossy fabric: each
+/// whole or timed out, never partial. Returns how many came whole.
+fn tables_under_loss(port: &Port, agent: u32, lid: u16, timeout_ms: u32) -> usize {
+    let mut whole = 0;
+    for tid in 0..10u64 {
+        let len = 50_000 + tid as usize * 1000;
+        let req = sa_mad(GET_TABLE, 100 + tid, 0, false, len as u32);
+        let r = port
+            .transact(agent, &req, &sa_addr(lid), timeout_ms, 5)
+            .expect("transact");
+        if r.status == 0 {
+            let want = sa_mad(GET_TABLE_RESP, 0, len, true, len as u32);
+            assert_eq!(r.mad.len(), want.len(), "never a partial answer");
+            assert!(r.mad[56..] == want[56..]);
+            whole += 1;
+        } else {
+            assert!(r.is_timeout(), "status {}", r.status);
+        }
+    }
+    whole
+}
+
 /// The example fabric in process, as configured as ibsim's after `opensm -o`.
 fn in_process(node: &str, faults: &str) -> Port {
     let netfile = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fabrics/example.net");
@@ -190,22 +212,7 @@ fn in_process_rmpp_under_seeded_loss_whole_or_timed_out() {
     let faults = "seed=4,drop=2%";
     let (lid, stop, server) = serve_on(in_process("H-host3", faults));
     let (port, agent) = client_on(in_process("H-host1", faults));
-    let mut whole = 0;
-    for tid in 0..10u64 {
-        let len = 50_000 + tid as usize * 1000;
-        let req = sa_mad(GET_TABLE, 100 + tid, 0, false, len as u32);
-        let r = port
-            .transact(agent, &req, &sa_addr(lid), 300, 5)
-            .expect("transact");
-        if r.status == 0 {
-            let want = sa_mad(GET_TABLE_RESP, 0, len, true, len as u32);
-            assert_eq!(r.mad.len(), want.len(), "never a partial answer");
-            assert!(r.mad[56..] == want[56..]);
-            whole += 1;
-        } else {
-            assert!(r.is_timeout(), "status {}", r.status);
-        }
-    }
+    let whole = tables_under_loss(&port, agent, lid, 300);
     eprintln!("{whole} of 10 tables whole under 2 % loss");
     assert!(whole >= 5, "only {whole} of 10 tables came through");
     stop.store(true, Ordering::Relaxed);
@@ -222,22 +229,7 @@ fn ibsim_rmpp_with_injected_errors_whole_or_timed_out() {
     // 5 % of the packets through the switches are lost (ibsim bounces them).
     sim.console(r#"Error "S-sw1" 5"#).expect("console");
     sim.console(r#"Error "S-sw2" 5"#).expect("console");
-    let mut whole = 0;
-    for tid in 0..10u64 {
-        let len = 50_000 + tid as usize * 1000;
-        let req = sa_mad(GET_TABLE, 100 + tid, 0, false, len as u32);
-        let r = port
-            .transact(agent, &req, &sa_addr(lid), 500, 5)
-            .expect("transact");
-        if r.status == 0 {
-            let want = sa_mad(GET_TABLE_RESP, 0, len, true, len as u32);
-            assert_eq!(r.mad.len(), want.len(), "never a partial answer");
-            assert!(r.mad[56..] == want[56..]);
-            whole += 1;
-        } else {
-            assert!(r.is_timeout(), "status {}", r.status);
-        }
-    }
+    let whole = tables_under_loss(&port, agent, lid, 500);
     eprintln!("{whole} of 10 tables whole under 5 % loss");
     assert!(whole >= 5, "only {whole} of 10 tables came through");
     stop.store(true, Ordering::Relaxed);
