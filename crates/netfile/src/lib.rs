@@ -381,7 +381,7 @@ impl NetPort {
 /// A description as a netfile can carry it: `"` becomes `'`, `=` (which ibsim would take
 /// for a port option) `:`, control characters spaces; at most [`MAX_DESCRIPTION`] bytes
 /// (what ibsim keeps).
-fn writable_description(d: &str) -> Cow<'_, str> {
+pub fn writable_description(d: &str) -> Cow<'_, str> {
     let bad = |c: char| c == '"' || c == '=' || c.is_control();
     if d.len() <= MAX_DESCRIPTION && !d.chars().any(bad) {
         return Cow::Borrowed(d);
@@ -402,7 +402,14 @@ fn writable_description(d: &str) -> Cow<'_, str> {
 /// The `<W>x<SPEED>` text that gives exactly `p`'s masks (with ibsim's defaults of the
 /// fields a token leaves alone), if there is one.
 fn speed_token(p: &NetPort) -> Option<String> {
-    let w = match p.width {
+    link_token(p.width, p.speed, p.speed_ext, p.mlnx_speed)
+}
+
+/// The `<W>x<SPEED>` link token (`4xQDR`) that gives exactly these enabled masks (width,
+/// speed, extended speed, Mellanox FDR10 speed), with ibsim's defaults of the fields a
+/// token leaves alone; `None` if no token does.
+pub fn link_token(width: u8, speed: u8, speed_ext: u8, mlnx_speed: u8) -> Option<String> {
+    let w = match width {
         1 => 1,
         3 => 4,
         4 => 8,
@@ -410,7 +417,7 @@ fn speed_token(p: &NetPort) -> Option<String> {
         16 => 2,
         _ => return None,
     };
-    let s = match (p.speed, p.speed_ext, p.mlnx_speed) {
+    let s = match (speed, speed_ext, mlnx_speed) {
         (1, 0, 0) => "SDR",
         (3, 0, 0) => "DDR",
         (7, 0, 0) => "QDR",

@@ -1108,7 +1108,7 @@ impl Fabric {
                 "{keyword}\t{} \"{}\"\t\t# \"{}\"",
                 spec.num_ports,
                 spec.id,
-                writable(&spec.description)
+                ibnetfile::writable_description(&spec.description)
             );
             if switch {
                 let p0 = &n.ports[0];
@@ -1142,9 +1142,13 @@ impl Fabric {
                 if !switch {
                     let _ = write!(s, "lid {} lmc {} ", p.lid, p.lmc);
                 }
-                let _ = write!(s, "\"{}\"", writable(&far.spec.description));
-                if let Some((w, speed)) = token {
-                    let _ = write!(s, " lid {} {w}{speed}", far.lid_of(far_port));
+                let _ = write!(
+                    s,
+                    "\"{}\"",
+                    ibnetfile::writable_description(&far.spec.description)
+                );
+                if let Some(token) = token {
+                    let _ = write!(s, " lid {} {token}", far.lid_of(far_port));
                 }
                 s.push('\n');
             }
@@ -1154,50 +1158,14 @@ impl Fabric {
     }
 }
 
-/// A description as a netfile carries it (see [`Fabric::to_netfile`]).
-fn writable(d: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| c == '"' || c == '=' || c.is_control();
-    if d.len() <= ibnetfile::MAX_DESCRIPTION && !d.chars().any(bad) {
-        return std::borrow::Cow::Borrowed(d);
-    }
-    let mut s = String::with_capacity(d.len());
-    for c in d.chars() {
-        let c = match c {
-            '"' => '\'',
-            '=' => ':',
-            c if c.is_control() => ' ',
-            c => c,
-        };
-        if s.len() + c.len_utf8() > ibnetfile::MAX_DESCRIPTION {
-            break;
-        }
-        s.push(c);
-    }
-    std::borrow::Cow::Owned(s)
-}
-
-/// The `<W>x<SPEED>` token that sets exactly `p`'s enabled masks, if there is one.
-fn speed_token(p: &Port) -> Option<(&'static str, &'static str)> {
-    let w = match p.width_enabled {
-        1 => "1x",
-        3 => "4x",
-        4 => "8x",
-        11 => "12x",
-        16 => "2x",
-        _ => return None,
-    };
-    let s = match (p.speed_enabled, p.speed_ext_enabled, p.mlnx_speed_enabled) {
-        (1, 0, 0) => "SDR",
-        (3, 0, 0) => "DDR",
-        (7, 0, 0) => "QDR",
-        (7, 1, 1) => "FDR",
-        (7, 3, 1) => "EDR",
-        (7, 7, 1) => "HDR",
-        (7, 15, 1) => "NDR",
-        (7, 0, 1) => "FDR10",
-        _ => return None,
-    };
-    Some((w, s))
+/// The `4xQDR`-style token of `p`'s enabled masks, if one gives exactly them.
+fn speed_token(p: &Port) -> Option<String> {
+    ibnetfile::link_token(
+        p.width_enabled,
+        p.speed_enabled,
+        p.speed_ext_enabled,
+        p.mlnx_speed_enabled,
+    )
 }
 
 #[cfg(test)]
@@ -1683,7 +1651,7 @@ mod tests {
             let e = b.build().to_netfile().unwrap_err().to_string();
             assert!(e.contains("cannot be written"), "{e}");
         }
-        assert_eq!(writable(&"é".repeat(40)).len(), 62);
-        assert_eq!(writable("a\"b=c\td"), "a'b:c d");
+        assert_eq!(ibnetfile::writable_description(&"é".repeat(40)).len(), 62);
+        assert_eq!(ibnetfile::writable_description("a\"b=c\td"), "a'b:c d");
     }
 }
