@@ -73,7 +73,7 @@ impl Fabric {
                 return Err(Dropped::NoAgent { at, port: in_port })
             }
             (0, MgmtClass::SubnLid) => {
-                self.answer(at, in_port, &mut buf);
+                self.answer(at, in_port, &mut buf)?;
                 0
             }
             (1, MgmtClass::Perf) => {

@@ -8,6 +8,7 @@ pub mod faults;
 pub mod generate;
 pub mod lid;
 pub mod load;
+mod mkey;
 pub mod model;
 pub mod net;
 mod pkey;

@@ -113,6 +113,8 @@ pub struct Port {
     pub counters: crate::pma::Counters,
     /// PortInfo.CapabilityMask.IsSM: an SM runs behind this port ([`Fabric::set_is_sm`]).
     pub is_sm: bool,
+    /// PortInfo.M_KeyViolations: SMPs refused by M_Key protection ([`crate::mkey`]).
+    pub m_key_violations: u16,
     /// The P_Key table once an SM has written it (`None`: the default, 0xFFFF then zeros).
     pub pkeys: Option<Box<[u16]>>,
     /// GUIDInfo once an SM has written it: PortInfo.GUIDCap entries, index 0 unused (it is
@@ -346,6 +348,7 @@ impl Builder {
                 link_down_default: 2,
                 counters: crate::pma::Counters::default(),
                 is_sm: false,
+                m_key_violations: 0,
                 pkeys: None,
                 guids: None,
                 sl2vl: None,

@@ -50,6 +50,13 @@ pub enum Dropped {
         /// The node.
         node: NodeIdx,
     },
+    /// Refused by M_Key protection at node `at`, port `port` ([`crate::mkey`]).
+    MKey {
+        /// The node.
+        at: NodeIdx,
+        /// The port whose M_Key did not match (a switch's: 0).
+        port: u8,
+    },
 }
 
 /// One link a packet crossed: out of (node, port), into (node, port).
@@ -98,7 +105,7 @@ impl Fabric {
         if self.sm_answers(at, in_port, &buf) {
             return Err(Dropped::NoAgent { at, port: in_port });
         }
-        self.answer(at, in_port, &mut buf);
+        self.answer(at, in_port, &mut buf)?;
         // Back along the return path to the sender.
         let back = self.walk((at, in_port), &mut buf, &mut hops);
         self.cross(&mut hops, ticket, Leg::Answer)?;
@@ -186,7 +193,13 @@ impl Fabric {
     /// The SMA of `at` answers the request in `buf` (which arrived on `in_port`) in place:
     /// a Get with the attribute, a Set (of what the SMA lets an SM set) with the attribute
     /// after it, or the status that says why not.
-    pub(crate) fn answer(&mut self, at: NodeIdx, in_port: u8, buf: &mut [u8; MAD_SIZE]) {
+    pub(crate) fn answer(
+        &mut self,
+        at: NodeIdx,
+        in_port: u8,
+        buf: &mut [u8; MAD_SIZE],
+    ) -> Result<(), Dropped> {
+        let m_key = self.check_m_key(at, in_port, buf)?;
         let (method, attr, modifier) = {
             let mad = Mad::new_unchecked(&buf[..]);
             (mad.method(), mad.attr_id(), mad.attr_mod())
@@ -235,6 +248,10 @@ impl Fabric {
             smp.header_mut().set_method(Method::GetResp);
         }
         smp.data_mut().copy_from_slice(&data);
+        if m_key == crate::mkey::MKeyCheck::Hidden {
+            crate::mkey::hide_m_key(buf);
+        }
+        Ok(())
     }
 
     /// Get of `attr` (with `modifier`) from the SMA of `at`, asked through `in_port`, into
@@ -516,6 +533,11 @@ fn port_info(f: &Fabric, node: &Node, num: u8, in_port: u8) -> PortInfo {
             template.m_key_lease_period
         },
         m_key_protect_bits: if end_port { p.m_key_protect_bits } else { 0 },
+        m_key_violations: if end_port {
+            p.m_key_violations
+        } else {
+            template.m_key_violations
+        },
         local_port_num: in_port,
         link_width_enabled: p.width_enabled,
         link_width_supported: IBSIM_WIDTHS_SUPPORTED,

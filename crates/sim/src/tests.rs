@@ -538,14 +538,16 @@ fn port_info_set_stores_an_end_ports_fields_and_answers_the_result() {
         pi.link_down_default_state = 1;
     });
     assert!(st.is_success(), "{st:?}");
+    assert_eq!(pi.m_key, 0x1122_3344_5566_7788);
     let again = pi_get(&mut f, from, 0, &[0]);
+    // Asked without the M_Key at protection level 1: read as 0 (crate::mkey).
+    assert_eq!(again.m_key, 0);
     for pi in [pi, again] {
         assert_eq!(
             (pi.lid, pi.lmc, pi.master_sm_lid, pi.master_sm_sl),
             (0x10, 2, 0x20, 3)
         );
         assert_eq!(pi.gid_prefix, 0xfe80_0000_0000_0000);
-        assert_eq!(pi.m_key, 0x1122_3344_5566_7788);
         assert_eq!((pi.m_key_lease_period, pi.m_key_protect_bits), (60, 1));
         assert_eq!((pi.hoq_life, pi.operational_vls), (0x13, 2));
         assert_eq!(pi.neighbor_mtu, ibmad::Mtu::Mtu1024);
