@@ -182,3 +182,66 @@ fn a_resident_opensm_on_the_drop_in_serves_saquery_through_the_daemon() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("SMINFO_MASTER"), "{text}");
 }
+
+/// A 10,400-node fat tree (`fattree:159,65,64,160`) on the daemon, brought up by `opensm -o`
+/// on the drop-in and, on a fresh daemon, under umad2sim: every linked port Active with a
+/// LID afterwards (`umad iblinkinfo`), the same on both.
+#[test]
+fn opensm_brings_up_10400_nodes_on_the_daemon() {
+    let Some(dir) = gates("opensm_brings_up_10400_nodes_on_the_daemon") else {
+        return;
+    };
+    // ibsim only for its scratch directories and opensm runner (its own fabric is small).
+    let sim = Ibsim::start(fabrics_dir().join("example.net")).expect("ibsim starts");
+    let spec = ibnetsim::generate::Spec::parse("fattree:159,65,64,160").unwrap();
+    let netfile = sim
+        .new_scratch_dir("fattree-10400")
+        .unwrap()
+        .join("fattree.net");
+    std::fs::write(&netfile, spec.netfile().unwrap()).unwrap();
+    let mut seen = Vec::new();
+    for drop_in in [true, false] {
+        let daemon = Daemon::start(&netfile);
+        let socket = daemon.socket.clone();
+        let dir = dir.clone();
+        let started = Instant::now();
+        sim.opensm()
+            .configure(move |c| {
+                if drop_in {
+                    on_drop_in(c, &dir, &socket);
+                } else {
+                    c.env("IBSIM_SOCKNAME", &socket);
+                }
+                Ok(())
+            })
+            .run_once()
+            .unwrap_or_else(|e| panic!("opensm -o (drop-in: {drop_in}) on 10,400 nodes: {e}"));
+        eprintln!(
+            "opensm -o {} on the daemon, 10,400 nodes: {:?}",
+            if drop_in {
+                "on the drop-in"
+            } else {
+                "under umad2sim"
+            },
+            started.elapsed()
+        );
+        let (code, text) = ours(&sim, &daemon.socket, None, "iblinkinfo", &[]);
+        assert_eq!(code, 0);
+        let linked: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("==(") && !l.contains("[  ] \"\" ("))
+            .collect();
+        // Switch ports: 159 leaves × (64 hosts + 65 spines) + 65 spines × 159 leaves; and
+        // the 159 × 64 HCA ports.
+        assert_eq!(linked.len(), 159 * (64 + 65) + 65 * 159 + 159 * 64);
+        assert!(
+            linked.iter().all(|l| l.contains("Active")),
+            "a linked port not Active"
+        );
+        seen.push(text);
+    }
+    assert!(
+        seen[0] == seen[1],
+        "opensm on the drop-in and under umad2sim differ"
+    );
+}
