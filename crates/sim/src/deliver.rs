@@ -6,7 +6,7 @@ use ibmad::{Mad, MgmtClass, MAD_SIZE};
 
 use crate::faults::{Fate, Leg};
 use crate::model::{Fabric, NodeIdx};
-use crate::smi::Dropped;
+use crate::smi::{Dropped, Walked};
 
 /// The permissive LID: a directed-route SMP's DLID.
 pub const PERMISSIVE_LID: u16 = 0xffff;
@@ -25,6 +25,31 @@ pub struct Reply {
     pub fate: Fate,
 }
 
+/// A request that reached a port where no agent of the fabric answers it (SA and the other
+/// GSI classes; SMInfo and traps at an IsSM port): for whatever runs there — an SM, an SA, a
+/// GSI server — to answer ([`Fabric::route_response`] takes its answer back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unanswered {
+    /// The node it reached.
+    pub at: NodeIdx,
+    /// The port it arrived on (a switch's: the external port, or 0).
+    pub port: u8,
+    /// The request as it arrived: a directed-route one with the hop pointer and return path
+    /// its walk left, so that its answer can walk back.
+    pub mad: [u8; MAD_SIZE],
+    /// Its source LID: the sender's, or the permissive LID for a directed-route request.
+    pub slid: u16,
+}
+
+/// What became of a request [`Fabric::deliver_request`] delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// An agent of the fabric answered; the answer is back at the sender.
+    Answered(Reply),
+    /// Nothing of the fabric answers it where it arrived.
+    Unanswered(Unanswered),
+}
+
 impl Fabric {
     /// Whether `port` is a port of a node of this fabric (a switch's port 0 included).
     pub fn has_port(&self, (node, port): (NodeIdx, u8)) -> bool {
@@ -33,7 +58,9 @@ impl Fabric {
 
     /// Delivers a request sent from `from` (node, port) to `dlid` on QP `qp` and returns the
     /// reply that comes back to that port. Any bytes are accepted: what is not a request
-    /// this fabric answers is dropped, with the reason.
+    /// this fabric answers is dropped, with the reason ([`Dropped::NoAgent`] where it
+    /// arrived at a port whose agents the fabric does not have:
+    /// [`Fabric::deliver_request`] hands over the request itself).
     pub fn deliver(
         &mut self,
         from: (NodeIdx, u8),
@@ -41,6 +68,24 @@ impl Fabric {
         qp: u32,
         mad: &[u8],
     ) -> Result<Reply, Dropped> {
+        match self.deliver_request(from, dlid, qp, mad)? {
+            Delivery::Answered(r) => Ok(r),
+            Delivery::Unanswered(u) => Err(Dropped::NoAgent {
+                at: u.at,
+                port: u.port,
+            }),
+        }
+    }
+
+    /// [`Fabric::deliver`], handing over a request no agent of the fabric answers as it
+    /// arrived, for a program attached there (an SM, an SA) to answer.
+    pub fn deliver_request(
+        &mut self,
+        from: (NodeIdx, u8),
+        dlid: u16,
+        qp: u32,
+        mad: &[u8],
+    ) -> Result<Delivery, Dropped> {
         if !self.has_port(from) {
             return Err(Dropped::NoLink);
         }
@@ -53,13 +98,22 @@ impl Fabric {
         }
         let class = header.mgmt_class();
         if qp == 0 && class == MgmtClass::SubnDirectedRoute {
-            let (mut mad, ticket) = self.smp_ticketed(from, mad)?;
-            let fate = self.fate(ticket, &mut mad);
-            return Ok(Reply {
-                mad,
-                slid: PERMISSIVE_LID,
-                sqp: 0,
-                fate,
+            return Ok(match self.smp_ticketed(from, mad)? {
+                Walked::Answered(mut mad, ticket) => {
+                    let fate = self.fate(ticket, &mut mad);
+                    Delivery::Answered(Reply {
+                        mad,
+                        slid: PERMISSIVE_LID,
+                        sqp: 0,
+                        fate,
+                    })
+                }
+                Walked::Unanswered { at, port, buf } => Delivery::Unanswered(Unanswered {
+                    at,
+                    port,
+                    mad: buf,
+                    slid: PERMISSIVE_LID,
+                }),
             });
         }
         let ticket = self.ticket(from, dlid, qp, &buf);
@@ -68,9 +122,17 @@ impl Fabric {
         self.cross(&mut hops, ticket, Leg::Request)?;
         let (at, in_port) = there.ok_or(Dropped::NoRoute)?;
         self.check_alive(at)?;
+        let unanswered = |buf| {
+            Ok(Delivery::Unanswered(Unanswered {
+                at,
+                port: in_port,
+                mad: buf,
+                slid: self.lid_of(from.0, from.1),
+            }))
+        };
         let sqp = match (qp, class) {
             (0, MgmtClass::SubnLid) if self.sm_answers(at, in_port, &buf) => {
-                return Err(Dropped::NoAgent { at, port: in_port })
+                return unanswered(buf)
             }
             (0, MgmtClass::SubnLid) => {
                 self.answer(at, in_port, &mut buf)?;
@@ -80,7 +142,7 @@ impl Fabric {
                 self.pma(at, &mut buf);
                 1
             }
-            _ => return Err(Dropped::NoAgent { at, port: in_port }),
+            _ => return unanswered(buf),
         };
         // Back by LID to the sender's LID, from the port the request came in on.
         let slid = self.lid_of(at, in_port);
@@ -91,12 +153,12 @@ impl Fabric {
             return Err(Dropped::NoRoute);
         }
         let fate = self.fate(ticket, &mut buf);
-        Ok(Reply {
+        Ok(Delivery::Answered(Reply {
             mad: buf,
             slid,
             sqp,
             fate,
-        })
+        }))
     }
 
     /// Where a response sent from `from` (an SM's answer, say) arrives: node and the port it

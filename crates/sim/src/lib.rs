@@ -19,7 +19,7 @@ mod tables;
 #[cfg(test)]
 mod tests;
 
-pub use deliver::Reply;
+pub use deliver::{Delivery, Reply, Unanswered};
 pub use faults::{Fate, FaultError, Faults};
 pub use model::{Builder, Fabric, Node, NodeIdx, NodeSpec, Origin, Port};
 pub use net::{Arrival, Net};

@@ -59,6 +59,19 @@ pub enum Dropped {
     },
 }
 
+/// Where a directed-route request's walk ended.
+pub(crate) enum Walked {
+    /// The SMA answered; the answer is back at the sender.
+    Answered([u8; MAD_SIZE], Option<Ticket>),
+    /// At a port whose SM answers it (SMInfo, traps at an IsSM port): the request as it
+    /// arrived there.
+    Unanswered {
+        at: NodeIdx,
+        port: u8,
+        buf: [u8; MAD_SIZE],
+    },
+}
+
 /// One link a packet crossed: out of (node, port), into (node, port).
 pub type Hop = ((NodeIdx, u8), (NodeIdx, u8));
 
@@ -72,15 +85,19 @@ impl Fabric {
     /// Delivers a subnet management request sent from `from` (node, port) and returns the
     /// response that comes back to that port.
     pub fn smp(&mut self, from: (NodeIdx, u8), mad: &[u8]) -> Answer {
-        self.smp_ticketed(from, mad).map(|(buf, _)| buf)
+        match self.smp_ticketed(from, mad)? {
+            Walked::Answered(buf, _) => Ok(buf),
+            Walked::Unanswered { at, port, .. } => Err(Dropped::NoAgent { at, port }),
+        }
     }
 
-    /// [`Fabric::smp`], with the ticket its faults were rolled on (for the answer's fate).
+    /// [`Fabric::smp`], with the ticket its faults were rolled on (for the answer's fate),
+    /// or the request as it arrived where the SMA does not answer it.
     pub(crate) fn smp_ticketed(
         &mut self,
         from: (NodeIdx, u8),
         mad: &[u8],
-    ) -> Result<([u8; MAD_SIZE], Option<Ticket>), Dropped> {
+    ) -> Result<Walked, Dropped> {
         if !self.has_port(from) {
             return Err(Dropped::NoLink);
         }
@@ -103,7 +120,11 @@ impl Fabric {
         let (at, in_port) = there?;
         self.check_alive(at)?;
         if self.sm_answers(at, in_port, &buf) {
-            return Err(Dropped::NoAgent { at, port: in_port });
+            return Ok(Walked::Unanswered {
+                at,
+                port: in_port,
+                buf,
+            });
         }
         self.answer(at, in_port, &mut buf)?;
         // Back along the return path to the sender.
@@ -112,7 +133,7 @@ impl Fabric {
         if back?.0 != from.0 {
             return Err(Dropped::NoLink);
         }
-        Ok((buf, ticket))
+        Ok(Walked::Answered(buf, ticket))
     }
 
     /// Whether the subnet management request in `buf`, arrived at `at` through `in_port`, is

@@ -279,3 +279,71 @@ fn the_cas_p_keys_are_the_ports_table_sets_included() {
         &[0xffff, 0x8001, 0]
     );
 }
+
+#[test]
+fn an_sm_port_in_process_answers_sminfo_by_directed_route_and_by_lid() {
+    use ibmad::{Mad, Status};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use umad::MethodMask;
+    // The SM at H-host3 (IsSM held); a client at H-host1 asks its SMInfo along 0,1,8,1 and by
+    // LID: both reach the SM port, whose answers come back (the directed one along its
+    // return path).
+    let sm = Port::open_sim(&SimOptions::new(example()).node("H-host3")).expect("sm port");
+    let _issm = sm.issm().expect("issm");
+    let sm_lid = sm.ca().unwrap().ports[0].base_lid as u16;
+    let client = Port::open_sim(&SimOptions::new(example())).expect("client port");
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let methods = MethodMask::of(&[Method::Get.into()]);
+            let dr = sm
+                .register(&AgentSpec::new(0x81, 1).methods(methods))
+                .unwrap();
+            let lid = sm
+                .register(&AgentSpec::new(0x01, 1).methods(methods))
+                .unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                let Some(req) = sm.recv(Some(Duration::from_millis(20))).unwrap() else {
+                    continue;
+                };
+                let mut resp = req.mad.clone();
+                let mut smp = Smp::new_unchecked(&mut resp[..]);
+                assert_eq!(smp.header().attr_id(), id::SM_INFO);
+                smp.make_response(Status::SUCCESS);
+                smp.data_mut()[..8].copy_from_slice(&0x5a5a_u64.to_be_bytes());
+                let agent = if Mad::new_unchecked(&req.mad[..]).mgmt_class() == 0x81.into() {
+                    dr
+                } else {
+                    lid
+                };
+                sm.send(agent, &resp, &req.addr, 0, 0).unwrap();
+            }
+        });
+        let dr = client.register(&AgentSpec::new(0x81, 1)).unwrap();
+        let req = Smp::dr_request(
+            Method::Get,
+            id::SM_INFO,
+            0,
+            1,
+            &DrPath::from_hops(&[1, 8, 1]).unwrap(),
+        );
+        let r = client
+            .transact(dr, &req, &MadAddr::directed_route(), 500, 1)
+            .unwrap();
+        assert!(!r.is_timeout(), "no SMInfo answer by directed route");
+        let smp = Smp::new_checked(&r.mad[..]).unwrap();
+        assert!(smp.status().is_success() && smp.direction());
+        assert_eq!(&smp.data()[..8], &0x5a5a_u64.to_be_bytes());
+        let lr = client.register(&AgentSpec::new(0x01, 1)).unwrap();
+        let req = Smp::lid_request(Method::Get, id::SM_INFO, 0, 2);
+        let r = client
+            .transact(lr, &req, &MadAddr::new(sm_lid, 0, 0, 0), 500, 1)
+            .unwrap();
+        assert!(!r.is_timeout(), "no SMInfo answer by LID {sm_lid}");
+        assert_eq!(
+            &Smp::new_checked(&r.mad[..]).unwrap().data()[..8],
+            &0x5a5a_u64.to_be_bytes()
+        );
+        stop.store(true, Ordering::Relaxed);
+    });
+}

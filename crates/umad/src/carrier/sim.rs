@@ -10,14 +10,14 @@
 //! powers on.
 //!
 //! What it answers: SMPs by directed route and, on a configured fabric, by LID (the SMA's
-//! attributes, Get and Set), and PerfMgt (the PMA); see the `ibnetsim` README. A LID-routed
+//! attributes, Get and Set), and PerfMgt (the PMA); see the `ibnetsim` README. A
 //! request the fabric's agents do not answer (SA and the other GSI classes; SMInfo and traps
 //! at a port holding IsSM, [`Port::issm`](crate::Port::issm)) goes to a port of this process
 //! attached where it arrived — the one holding IsSM first — and that port's answers (RMPP
 //! segments and ACKs included) come back by LID to the port that asked: an SA, an SM or any
-//! GSI server in process serves the other ports. With no such port the request is dropped
-//! and times out, as on a fabric where nothing answers it. Directed-route requests are not
-//! forwarded yet.
+//! GSI server in process serves the other ports; a directed-route request (SMInfo to an SM)
+//! arrives with the return path its walk left, and its answer walks back along it. With no
+//! such port the request is dropped and times out, as on a fabric where nothing answers it.
 //!
 //! `UMAD_SIM_FAULTS=<spec>` sets seeded faults (`ibnetsim::faults`: lost packets, dead
 //! nodes, late, duplicated and corrupted answers), the same spec giving the same faults in
@@ -32,7 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use ibmad::Mad;
-use ibnetsim::{Dropped, Fabric, Net, NodeIdx};
+use ibnetsim::{Delivery, Fabric, Net, NodeIdx};
 
 use crate::addr::MadAddr;
 use crate::device::Ca;
@@ -253,22 +253,28 @@ impl World {
         here.first().map(|(tag, _)| **tag)
     }
 
-    /// Hands `p`, sent from port `from` (tag `from_tag`), to the port of this process
-    /// tagged `to`, as arriving from `from`'s LID; remembers the exchange both ways.
-    fn forward(&mut self, from: (NodeIdx, u8), from_tag: u64, to: u64, p: &Packet) {
+    /// Hands `mad` (sent on QP `qp` from port `from`, tag `from_tag`, as it arrived: from
+    /// `slid`) to the port of this process tagged `to`; remembers the exchange both ways.
+    fn forward(
+        &mut self,
+        (from, from_tag): ((NodeIdx, u8), u64),
+        to: u64,
+        mad: &[u8],
+        slid: u16,
+        qp: u32,
+    ) {
         let Some(dest) = self.ports.get(&to) else {
             return;
         };
         let (at, mailbox) = (dest.at, dest.mailbox.upgrade());
-        let tid = Mad::new_unchecked(&p.mad[..]).tid();
+        let tid = Mad::new_unchecked(mad).tid();
         self.routes.insert((from, tid), from_tag);
         self.routes.insert((at, tid), to);
         if let Some(m) = mailbox {
-            let slid = self.net.fabric().lid_of(from.0, from.1);
             m.post(Packet {
-                mad: p.mad.clone(),
-                addr: MadAddr::new(slid, p.qp, 0, MadAddr::DEFAULT_QKEY),
-                qp: p.qp,
+                mad: mad.to_vec(),
+                addr: MadAddr::new(slid, qp, 0, MadAddr::DEFAULT_QKEY),
+                qp,
                 status: 0,
             });
         }
@@ -547,37 +553,36 @@ impl Carrier for SimCarrier {
             {
                 let there = port_of(w.net.fabric(), there);
                 if let Some(to) = w.port_at(there, tid, false) {
-                    w.forward(self.at, self.tag, to, p);
+                    let slid = w.net.fabric().lid_of(self.at.0, self.at.1);
+                    w.forward((self.at, self.tag), to, &p.mad, slid, p.qp);
                 }
             }
             return Ok(());
         }
         // A request nothing answers (no route, no agent, a fault) is lost, as on a fabric:
         // its sender times out. One that arrives where no agent of the fabric answers (SA
-        // and other GSI classes, SMInfo and traps at an IsSM port) goes to a port of this
-        // process attached there, if any (by LID only: a directed-route one is not
-        // forwarded yet).
+        // and other GSI classes, SMInfo and traps at an IsSM port) goes, as it arrived (a
+        // directed-route one with its return path), to a port of this process attached
+        // there, if any.
         match w
             .net
             .fabric_mut()
-            .deliver(self.at, p.addr.lid, p.qp, &p.mad)
+            .deliver_request(self.at, p.addr.lid, p.qp, &p.mad)
         {
             // The common case, without the clock: the answer, at once and once.
-            Ok(r) if r.fate.is_plain() && w.net.in_flight() == 0 => {
+            Ok(Delivery::Answered(r)) if r.fate.is_plain() && w.net.in_flight() == 0 => {
                 self.mailbox.post(reply_packet(&r));
                 return Ok(());
             }
-            Ok(r) => {
+            Ok(Delivery::Answered(r)) => {
                 let now = w.start.elapsed();
                 w.net.advance_to(now);
                 w.net.schedule(self.tag, r);
             }
-            Err(Dropped::NoAgent { at, port }) => {
-                let there = port_of(w.net.fabric(), (at, port));
-                if p.addr.lid != ibnetsim::deliver::PERMISSIVE_LID {
-                    if let Some(to) = w.port_at(there, tid, p.qp == 0) {
-                        w.forward(self.at, self.tag, to, p);
-                    }
+            Ok(Delivery::Unanswered(u)) => {
+                let there = port_of(w.net.fabric(), (u.at, u.port));
+                if let Some(to) = w.port_at(there, tid, p.qp == 0) {
+                    w.forward((self.at, self.tag), to, &u.mad, u.slid, p.qp);
                 }
             }
             Err(_) => {}
