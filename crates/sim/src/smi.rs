@@ -136,6 +136,31 @@ impl Fabric {
         Ok(Walked::Answered(buf, ticket))
     }
 
+    /// An attribute of the node at `at` as its own port `at.1` reads it locally (what a host
+    /// learns from its HCA without a packet on the wire, e.g. sysfs): Get of `attr` with
+    /// `modifier` from its SMA, with no M_Key check, fault or count. The status when the
+    /// SMA refuses it.
+    ///
+    /// # Errors
+    /// The MAD status of the refusal (an attribute not supported, a port it does not have).
+    pub fn local_get(
+        &self,
+        at: (NodeIdx, u8),
+        attr: u16,
+        modifier: u32,
+    ) -> Result<[u8; ibmad::SMP_DATA_LEN], Status> {
+        let mut data = [0u8; ibmad::SMP_DATA_LEN];
+        if !self.has_port(at) {
+            return Err(Status(Status::INVALID_ATTR_VALUE));
+        }
+        let st = self.get_attr(at.0, at.1, attr, modifier, &mut data);
+        if st.is_success() {
+            Ok(data)
+        } else {
+            Err(st)
+        }
+    }
+
     /// Whether the subnet management request in `buf`, arrived at `at` through `in_port`, is
     /// the SM's to answer rather than the SMA's: SMInfo or a Notice (a trap) at a port whose
     /// IsSM is set (on a switch, port 0's).

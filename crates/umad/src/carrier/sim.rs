@@ -459,33 +459,29 @@ impl SimCarrier {
         self.world.lock()
     }
 
-    /// Asks this port's own SMA for an attribute over the empty directed route.
+    /// This port's own attribute, as its node's SMA holds it (`Fabric::local_get`).
     fn local_get<T>(
         &self,
         attr: u16,
         modifier: u32,
         parse: fn(&[u8]) -> ibmad::Result<T>,
     ) -> Result<T> {
-        let req = ibmad::Smp::dr_request(
-            ibmad::Method::Get,
-            attr,
-            modifier,
-            0,
-            &ibmad::DrPath::local(),
-        );
-        let resp = self
+        let data = self
             .world()
             .net
-            .fabric_mut()
-            .smp(self.at, &req)
-            .map_err(|why| Error::Failed {
+            .fabric()
+            .local_get(self.at, attr, modifier)
+            .map_err(|status| Error::Failed {
                 ca: CA_NAME.to_string(),
                 port: u32::from(self.at.1),
-                reason: format!("the simulated node did not answer its own port ({why:?})"),
+                reason: format!(
+                    "the simulated node refused its own port attribute {attr:#06x} \
+                     (MAD status {:#06x})",
+                    status.0
+                ),
                 errno: libc::EIO,
             })?;
-        let smp = ibmad::Smp::new_unchecked(&resp[..]);
-        parse(smp.data()).map_err(|e| Error::InvalidArgument(e.to_string()))
+        parse(&data).map_err(|e| Error::InvalidArgument(e.to_string()))
     }
 }
 
