@@ -9,8 +9,6 @@ use crate::model::{Fabric, NodeIdx};
 
 /// An LFT entry that routes nowhere.
 pub const NO_PORT: u8 = 0xff;
-/// Most switches a LID-routed packet crosses before it is dropped (a loop in the tables).
-pub const MAX_SWITCH_HOPS: usize = 64;
 
 impl Fabric {
     /// Writes min-hop LFTs into every switch for every LID the fabric's ports have (ties
@@ -140,7 +138,9 @@ impl Fabric {
                 return None;
             }
         }
-        for _ in 0..MAX_SWITCH_HOPS {
+        // Any number of switches (ibsim stops at 16): a path without a loop crosses each
+        // node at most once, so one more hop than there are nodes is a loop in the tables.
+        for _ in 0..=self.len() {
             let port = self.node(at).port(out)?;
             let (next, in_port) = port.remote?;
             if !usable(at, out) || !usable(next, in_port) {

@@ -1351,3 +1351,27 @@ fn preset_lids_keep_their_whole_lmc_range_and_any_value_is_survived() {
         assert_ne!(lid, 0);
     }
 }
+
+#[test]
+fn lid_routes_cross_any_number_of_switches_and_loops_are_dropped() {
+    // A ring of 200 switches, one HCA each: min-hop routes up to 100 switches long.
+    let mut f = Fabric::load_named("ring:200,1").unwrap();
+    f.configure(None).unwrap();
+    let hcas: Vec<NodeIdx> = (0..f.len() as u32)
+        .map(NodeIdx)
+        .filter(|&n| !f.node(n).is_switch())
+        .collect();
+    let (a, far) = (hcas[0], hcas[100]);
+    let mut hops = Vec::new();
+    let there = f.lid_path((a, 1), f.lid_of(far, 1), &mut hops);
+    assert_eq!(there, Some((far, 1)));
+    assert!(hops.len() > 100, "{} links", hops.len());
+    // A loop: two neighbours' tables point at each other for that LID.
+    let lid = f.lid_of(far, 1);
+    let sw = f.node(a).ports[1].remote.unwrap().0;
+    let out = f.node(sw).switch.as_ref().unwrap().route(lid).unwrap();
+    let (next, back) = f.node(sw).ports[usize::from(out)].remote.unwrap();
+    let block = usize::from(lid);
+    f.node_mut(next).switch.as_mut().unwrap().lft[block] = back;
+    assert_eq!(f.lid_route((a, 1), lid), None, "a loop is dropped");
+}
