@@ -214,7 +214,7 @@ impl Netfile {
         };
         p.file(text, file)?;
         let out = p.out;
-        out.check_links().map_err(|m| err(file, 0, m))?;
+        out.check_links().map_err(|(line, m)| err(file, line, m))?;
         Ok(out)
     }
 
@@ -224,39 +224,51 @@ impl Netfile {
     }
 
     /// ibsim's `connect_ports` checks: every remote exists, has the port, and lists the link
-    /// back.
-    fn check_links(&self) -> Result<(), String> {
+    /// back. An error carries the line of the node whose port is at fault.
+    fn check_links(&self) -> Result<(), (usize, String)> {
         let index: HashMap<&str, &NetNode> =
             self.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
         for n in &self.nodes {
             for p in &n.ports {
                 let r = &p.remote;
                 let Some(rn) = index.get(r.node.as_str()) else {
-                    return Err(format!(
-                        "can't find remote node \"{}\" connected to node \"{}\" port {}",
-                        r.node, n.id, p.number
+                    return Err((
+                        n.line,
+                        format!(
+                            "can't find remote node \"{}\" connected to node \"{}\" port {}",
+                            r.node, n.id, p.number
+                        ),
                     ));
                 };
                 if r.port > rn.num_ports {
-                    return Err(format!(
-                        "bad remote port {} in node \"{}\" connected to node \"{}\" port {}",
-                        r.port, r.node, n.id, p.number
+                    return Err((
+                        n.line,
+                        format!(
+                            "bad remote port {} in node \"{}\" connected to node \"{}\" port {}",
+                            r.port, r.node, n.id, p.number
+                        ),
                     ));
                 }
                 let Some(back) = rn
                     .port(r.port)
                     .filter(|q| q.remote.node == n.id && q.remote.port == p.number)
                 else {
-                    return Err(format!(
-                        "remote port {} in node \"{}\" is not connected to node \"{}\" port {}",
-                        r.port, r.node, n.id, p.number
+                    return Err((
+                        n.line,
+                        format!(
+                            "remote port {} in node \"{}\" is not connected to node \"{}\" port {}",
+                            r.port, r.node, n.id, p.number
+                        ),
                     ));
                 };
                 if p.width & back.width == 0 || p.speed & back.speed == 0 {
-                    return Err(format!(
+                    return Err((
+                        n.line,
+                        format!(
                         "mismatched enabled width or speed between node \"{}\" port {} (w={} s={}) \
                          and node \"{}\" port {} (w={} s={})",
                         n.id, p.number, p.width, p.speed, r.node, r.port, back.width, back.speed
+                    ),
                     ));
                 }
             }

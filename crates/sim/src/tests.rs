@@ -1375,3 +1375,55 @@ fn lid_routes_cross_any_number_of_switches_and_loops_are_dropped() {
     f.node_mut(next).switch.as_mut().unwrap().lft[block] = back;
     assert_eq!(f.lid_route((a, 1), lid), None, "a loop is dropped");
 }
+
+/// Each IBA rule a netfile can break, as text: refused with the file, the line of the node
+/// (or link) at fault and what is wrong.
+#[test]
+fn bad_netfiles_are_refused_with_the_file_and_line() {
+    let good_sw = "Switch\t4 \"S-a\"\t\t# \"a\" base port 0 lid 0 lmc 0\n[1]\t\"H-b\"[1]\n\n";
+    let good_ca = "Hca\t1 \"H-b\"\t\t# \"b\"\n[1]\t\"S-a\"[1]\n\n";
+    let cases: [(&str, String, usize, &str); 5] = [
+        (
+            "a 255-port switch",
+            format!("{good_ca}Switch\t255 \"S-a\"\n[1]\t\"H-b\"[1]\n"),
+            4,
+            "at most 254",
+        ),
+        (
+            "a duplicate GUID",
+            format!("{good_sw}{good_ca}caguid=0x100000\nHca\t1 \"H-c\"\n"),
+            8,
+            "already",
+        ),
+        (
+            "a LID past the unicast range",
+            format!("{good_sw}Hca\t1 \"H-b\"\t\t# \"b\"\n[1]\t\"S-a\"[1]\t\t# lid 49152 lmc 0 \"a\" lid 0 4xQDR\n"),
+            4,
+            "unicast",
+        ),
+        (
+            "a port past the node's ports",
+            format!("{good_ca}Switch\t4 \"S-a\"\n[1]\t\"H-b\"[1]\n[5]\t\"H-b\"[1]\n"),
+            6,
+            "bad port num 5",
+        ),
+        (
+            "ends that disagree",
+            format!("{good_sw}Hca\t2 \"H-b\"\n[1]\t\"S-a\"[1]\n[2]\t\"S-a\"[1]\n"),
+            4,
+            "",
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("ibnetsim-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (what, text, line, says)) in cases.into_iter().enumerate() {
+        let path = dir.join(format!("bad{i}.net"));
+        std::fs::write(&path, text).unwrap();
+        let e = Fabric::load(&path).map(|_| ()).expect_err(what).to_string();
+        let at = format!("{}:{line}: ", path.display());
+        assert!(e.starts_with(&at), "{what}: not at {at}: {e}");
+        assert!(e.contains(says), "{what}: {e}");
+        eprintln!("{what}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
