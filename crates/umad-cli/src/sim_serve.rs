@@ -1,7 +1,16 @@
-//! `umad sim serve <netfile> [--socket NAME] [--configured]`: a daemon in place of ibsim that
-//! speaks ibsim's socket protocol ([`umad::carrier::ibsim::wire`]) over a simulated fabric
-//! ([`ibnetsim::Fabric`]), so that C tools under umad2sim, the native client (`UMAD_IBSIM`)
-//! and the drop-in work against it unchanged.
+//! `umad sim serve <netfile|name> [--socket NAME] [--configured] [--faults SPEC]`: a daemon
+//! in place of ibsim that speaks ibsim's socket protocol ([`umad::carrier::ibsim::wire`])
+//! over a simulated fabric ([`ibnetsim::Fabric`]), so that C tools under umad2sim, the
+//! native client (`UMAD_IBSIM`) and the drop-in work against it unchanged. The fabric is an
+//! ibsim netfile or a built-in name ([`ibnetsim::Fabric::load_named`]: `example`,
+//! `fattree:36,8,28`, ...; a path that exists wins).
+//!
+//! Seeded faults ([`ibnetsim::faults`]; `--faults` at start, a bad spec a usage error naming
+//! the item): a packet a fault loses on a link or into a dead node gets no answer at all
+//! (the sender times out, as on a fabric; ibsim's error rates bounce it with status 110
+//! instead); a late answer is sent when it falls due, by a timer thread that sleeps until
+//! the next one (other answers are not held up behind it); a duplicated answer is sent
+//! twice; a flipped bit is already in the answer.
 //!
 //! As ibsim does:
 //! - the control socket `<base>:ctl` answers CONNECT (a node by id or NodeDescription, by
@@ -31,26 +40,36 @@
 //! with status 110. A response a client sends goes, by LID or along its return path
 //! (`Fabric::route_response`), to the client whose slot is in TID bits 48-63 if it lands
 //! on that client's port, else back with status 110. Not yet: a forwarded directed-route
-//! request does not carry ibsim's return path, no Trap 144 on SET_ISSM, and opensm's sweep
-//! over the daemon does not complete yet (P_KeyTable unanswered; opensm ends with "Can't
-//! acquire SM's port object").
+//! request does not carry ibsim's return path, no Trap 144 on SET_ISSM.
+//!
+//! Threads: one for the control socket, one per slot (its client's packets, answered in
+//! turn), one timer; the fabric is behind one lock, held to compute an answer and never
+//! across socket I/O.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use clap::{Arg, ArgAction, Command};
 use ibmad::attr::id;
-use ibnetsim::{Dropped, Fabric, NodeIdx};
+use ibnetsim::{Dropped, Fabric, Fate, NodeIdx};
 use umad::carrier::ibsim::wire::{self, ctl, Ctl, Request};
 
 use crate::exit;
 
 /// How long a reply may wait for room in a client's socket before it is dropped.
 const SEND_WAIT: Duration = Duration::from_millis(200);
+
+/// The fate of an answer no fault touched: at once, once.
+const PLAIN: Fate = Fate {
+    delay_ns: 0,
+    copies: 1,
+};
 
 /// The clap command of `umad sim`.
 pub fn command() -> Command {
@@ -66,8 +85,23 @@ pub fn command() -> Command {
                 .arg(
                     Arg::new("netfile")
                         .required(true)
+                        .value_name("NETFILE|NAME")
                         .value_parser(clap::value_parser!(std::path::PathBuf))
-                        .help("the fabric, an ibsim netfile"),
+                        .help(
+                            "the fabric: an ibsim netfile, or a built-in name (example, \
+                             fattree:36,8,28, fattree3:..., ring:6,2, mesh:4x4, torus:8x8,2)",
+                        ),
+                )
+                .arg(
+                    Arg::new("faults")
+                        .long("faults")
+                        .num_args(1)
+                        .value_name("SPEC")
+                        .help(
+                            "seeded faults from the start, e.g. seed=7,drop=5%,delay=10%@1ms..5ms \
+                             (items: seed=, drop=, drop[NODE]=, drop[NODE/PORT]=, dead=, alive=, \
+                             delay=R@D1..D2, dup=, flip=, clear)",
+                        ),
                 )
                 .arg(
                     Arg::new("socket")
@@ -91,7 +125,11 @@ pub fn command() -> Command {
 /// `umad sim`.
 pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
     let argv = std::iter::once(OsString::from(prog)).chain(args);
-    let m = match command().name(prog).try_get_matches_from(argv) {
+    let m = match command()
+        .name(prog)
+        .bin_name(format!("umad {prog}"))
+        .try_get_matches_from(argv)
+    {
         Ok(m) => m,
         Err(e) => {
             let _ = e.print();
@@ -112,33 +150,40 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
         .get_one::<String>("socket")
         .cloned()
         .unwrap_or_else(|| wire::DEFAULT_BASE.to_string());
-    let mut fabric = match Fabric::load(netfile) {
+    let mut fabric = match Fabric::load_named(netfile) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("{prog} serve: cannot load {}: {e}", netfile.display());
+            eprintln!("umad {prog} serve: {e}");
             return exit::FAILURE;
         }
     };
     if fabric.is_empty() {
         eprintln!(
-            "{prog} serve: {} defines no node to attach clients to",
+            "umad {prog} serve: {} defines no node to attach clients to",
             netfile.display()
         );
         return exit::FAILURE;
     }
     if m.get_flag("configured") && fabric.configure(None).is_none() {
         eprintln!(
-            "{prog} serve: {} has more ports than there are unicast LIDs (0xbfff): serve it \
+            "umad {prog} serve: {} has more ports than there are unicast LIDs (0xbfff): serve it \
              without --configured",
             netfile.display()
         );
         return exit::FAILURE;
     }
+    let faults = m.get_one::<String>("faults").cloned();
+    if let Some(spec) = &faults {
+        if let Err(e) = fabric.apply_faults(spec) {
+            eprintln!("umad {prog} serve: --faults: {e}");
+            return exit::USAGE;
+        }
+    }
     let server = match Server::bind(&base, fabric) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
-                "{prog} serve: cannot bind @{}: {e} (is an ibsim or another server using \
+                "umad {prog} serve: cannot bind @{}: {e} (is an ibsim or another server using \
                  that name? choose another with --socket)",
                 wire::server_ctl(&base)
             );
@@ -196,6 +241,7 @@ struct Server {
     base: String,
     ctl: UnixDatagram,
     state: Mutex<State>,
+    timer: Timer,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -323,14 +369,20 @@ impl State {
 impl Server {
     fn bind(base: &str, fabric: Fabric) -> io::Result<Arc<Server>> {
         let ctl = UnixDatagram::bind_addr(&wire::abstract_addr(&wire::server_ctl(base))?)?;
-        Ok(Arc::new(Server {
+        let server = Arc::new(Server {
             base: base.to_string(),
             ctl,
             state: Mutex::new(State {
                 fabric,
                 slots: Vec::new(),
             }),
-        }))
+            timer: Timer::default(),
+        });
+        let timer = Arc::clone(&server);
+        std::thread::Builder::new()
+            .name("timer".into())
+            .spawn(move || timer.serve_timer())?;
+        Ok(server)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -517,7 +569,9 @@ impl Server {
     }
 
     /// A slot's data loop: each packet from the slot's client is answered on the slot's
-    /// socket.
+    /// socket (or forwarded to an SM client's), at once or, when a fault delays it, by the
+    /// timer; a duplicated answer is sent twice. The fabric's lock is held only to compute
+    /// the answer, never across socket I/O.
     fn serve_slot(&self, slot: usize, sock: &UnixDatagram) {
         let mut buf = [0u8; 512];
         loop {
@@ -529,9 +583,9 @@ impl Server {
                     continue;
                 }
             };
-            // The packet to send, where (the slot, its socket, generation and lock), and
-            // the client it is for.
-            let (reply, to) = {
+            // The packet to send, where (the slot, its socket, generation and lock; if a
+            // forward fails, the sender gets it back with status 110) and its fate.
+            let (reply, to, fate) = {
                 let mut st = self.state();
                 let Some(client) = st.slots[slot].client.clone() else {
                     continue;
@@ -540,63 +594,210 @@ impl Server {
                 if !wire::is_addr_of(&from, &client.peer) {
                     continue;
                 }
-                let Some((reply, dest)) = st.process(slot as u16, &client, &buf[..n]) else {
-                    continue;
-                };
-                let target = |st: &State, i: usize| {
-                    let s = &st.slots[i];
-                    (
-                        i,
-                        Arc::clone(&s.sock),
-                        Arc::clone(&s.generation),
-                        Arc::clone(&s.sending),
-                        s.generation.load(Ordering::SeqCst),
-                        s.client.as_ref().map_or(0, |c| c.id),
-                    )
-                };
-                let to = vec![target(&st, dest)];
-                let to = if dest == slot {
-                    to
-                } else {
-                    // If the forward fails, the sender gets it back with status 110.
-                    let mut to = to;
-                    to.push(target(&st, slot));
-                    to
-                };
-                (reply, to)
-            };
-            let mut reply = reply;
-            for (k, (i, sock, generation, sending, gen, id)) in to.iter().enumerate() {
-                if k > 0 {
-                    // sim_request.status, big-endian.
-                    reply[16..20].copy_from_slice(&wire::STATUS_DROPPED.to_be_bytes());
-                }
-                let sent = {
-                    let _sending = lock(sending);
-                    if generation.load(Ordering::SeqCst) != *gen {
-                        break;
-                    }
-                    sock.send(&reply)
-                };
-                match sent {
-                    Ok(_) => break,
-                    // Not reading: the packet is lost, as a full queue loses it.
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                        ) => {}
-                    // Gone (ibsim: "client seems to be dead - disconnecting").
-                    Err(_) => {
-                        let mut st = self.state();
-                        if generation.load(Ordering::SeqCst) == *gen
-                            && st.slots[*i].client.as_ref().is_some_and(|c| c.id == *id)
-                        {
-                            st.drop_client(*i);
+                match st.process(slot as u16, &client, &buf[..n]) {
+                    Some((reply, dest, fate)) => {
+                        let mut to = vec![st.target(dest)];
+                        if dest != slot {
+                            to.push(st.target(slot));
                         }
+                        (reply, to, fate)
+                    }
+                    None => continue,
+                }
+            };
+            if fate.delay_ns == 0 {
+                for _ in 0..fate.copies.max(1) {
+                    self.send_out(&to, reply);
+                }
+            } else {
+                let due = Instant::now() + Duration::from_nanos(fate.delay_ns);
+                for _ in 0..fate.copies.max(1) {
+                    self.timer.schedule(due, to.clone(), reply);
+                }
+            }
+        }
+    }
+
+    /// Sends `pkt` to the first of `to` that takes it: the next ones get it with status 110
+    /// (the sender of a forward that failed).
+    fn send_out(&self, to: &[Target], mut pkt: [u8; wire::PACKET_LEN]) {
+        for (k, t) in to.iter().enumerate() {
+            if k > 0 {
+                // sim_request.status, big-endian.
+                pkt[16..20].copy_from_slice(&wire::STATUS_DROPPED.to_be_bytes());
+            }
+            match self.send_to(t, &pkt) {
+                Sent::Done | Sent::Stale => break,
+                Sent::Full | Sent::Gone => {}
+            }
+        }
+    }
+
+    /// Sends `pkt` on `t`'s socket, if the slot still has the client it had.
+    fn send_to(&self, t: &Target, pkt: &[u8]) -> Sent {
+        let sent = {
+            let _sending = lock(&t.sending);
+            if t.generation.load(Ordering::SeqCst) != t.gen {
+                return Sent::Stale;
+            }
+            t.sock.send(pkt)
+        };
+        match sent {
+            Ok(_) => Sent::Done,
+            // Not reading: the packet is lost, as a full queue loses it.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Sent::Full
+            }
+            // Gone (ibsim: "client seems to be dead - disconnecting").
+            Err(_) => {
+                let mut st = self.state();
+                if t.generation.load(Ordering::SeqCst) == t.gen
+                    && st.slots[t.slot]
+                        .client
+                        .as_ref()
+                        .is_some_and(|c| c.id == t.id)
+                {
+                    st.drop_client(t.slot);
+                }
+                Sent::Gone
+            }
+        }
+    }
+
+    /// The timer's loop: sends each late packet when it falls due (sleeping until the next
+    /// one, or until one is queued).
+    fn serve_timer(&self) {
+        let mut q = lock(&self.timer.queue);
+        loop {
+            let now = Instant::now();
+            let next = q.heap.peek().map(|Reverse(l)| l.due);
+            match next {
+                None => {
+                    q = self
+                        .timer
+                        .wake
+                        .wait(q)
+                        .unwrap_or_else(PoisonError::into_inner)
+                }
+                Some(due) if due > now => {
+                    q = match self.timer.wake.wait_timeout(q, due - now) {
+                        Ok((g, _)) => g,
+                        Err(e) => e.into_inner().0,
+                    };
+                }
+                Some(_) => {
+                    if let Some(Reverse(late)) = q.heap.pop() {
+                        drop(q);
+                        self.send_out(&late.to, *late.pkt);
+                        q = lock(&self.timer.queue);
                     }
                 }
             }
+        }
+    }
+}
+
+/// Where a packet goes: a slot's socket, as the slot was when the packet was made.
+#[derive(Debug, Clone)]
+struct Target {
+    slot: usize,
+    sock: Arc<UnixDatagram>,
+    generation: Arc<AtomicU64>,
+    sending: Arc<Mutex<()>>,
+    /// The slot's generation then: a later client of the slot does not get it.
+    gen: u64,
+    /// The id of the slot's client then.
+    id: u32,
+}
+
+/// What became of a send.
+enum Sent {
+    /// Sent.
+    Done,
+    /// The slot has another client now: not sent.
+    Stale,
+    /// The client's queue stayed full: lost.
+    Full,
+    /// The client is gone (and was dropped).
+    Gone,
+}
+
+/// A packet a fault delays, due at `due`.
+#[derive(Debug)]
+struct Late {
+    due: Instant,
+    seq: u64,
+    to: Vec<Target>,
+    pkt: Box<[u8; wire::PACKET_LEN]>,
+}
+
+impl PartialEq for Late {
+    fn eq(&self, o: &Self) -> bool {
+        (self.due, self.seq) == (o.due, o.seq)
+    }
+}
+impl Eq for Late {}
+impl PartialOrd for Late {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Late {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.due, self.seq).cmp(&(o.due, o.seq))
+    }
+}
+
+#[derive(Debug, Default)]
+struct LateQueue {
+    seq: u64,
+    heap: BinaryHeap<Reverse<Late>>,
+}
+
+/// Late answers, sent by the timer thread when due.
+#[derive(Debug, Default)]
+struct Timer {
+    queue: Mutex<LateQueue>,
+    wake: Condvar,
+}
+
+impl Timer {
+    fn schedule(&self, due: Instant, to: Vec<Target>, pkt: [u8; wire::PACKET_LEN]) {
+        let mut q = lock(&self.queue);
+        q.seq += 1;
+        let seq = q.seq;
+        q.heap.push(Reverse(Late {
+            due,
+            seq,
+            to,
+            pkt: Box::new(pkt),
+        }));
+        drop(q);
+        self.wake.notify_one();
+    }
+
+    #[allow(dead_code)]
+    fn len(&self) -> usize {
+        lock(&self.queue).heap.len()
+    }
+}
+
+impl State {
+    /// Where a packet for slot `i` goes, as the slot is now.
+    fn target(&self, i: usize) -> Target {
+        let s = &self.slots[i];
+        Target {
+            slot: i,
+            sock: Arc::clone(&s.sock),
+            generation: Arc::clone(&s.generation),
+            sending: Arc::clone(&s.sending),
+            gen: s.generation.load(Ordering::SeqCst),
+            id: s.client.as_ref().map_or(0, |c| c.id),
         }
     }
 }
@@ -610,7 +811,7 @@ impl State {
         slot: u16,
         client: &Client,
         pkt: &[u8],
-    ) -> Option<([u8; wire::PACKET_LEN], usize)> {
+    ) -> Option<([u8; wire::PACKET_LEN], usize, Fate)> {
         let mut r = Request::decode(pkt)?;
         let mad = &mut r.mad;
         let (base_version, class, class_version, method) = (mad[0], mad[1], mad[2], mad[3]);
@@ -642,36 +843,42 @@ impl State {
         if response {
             // An SM client's answer: to the client its TID names, if it routes to that
             // client's port; forwarded unchanged.
-            let dest = self
-                .fabric
-                .route_response(client.at, r.dlid, &r.mad)
-                .ok()
-                .and_then(|at| self.find_client(at, true, r.dqp, wire::tid_slot(&r.mad)));
+            let dest = match self.fabric.route_response(client.at, r.dlid, &r.mad) {
+                // Lost by a fault: no answer at all (the requester times out).
+                Err(Dropped::Lost { .. } | Dropped::Dead { .. }) => return None,
+                Err(_) => None,
+                Ok(at) => self.find_client(at, true, r.dqp, wire::tid_slot(&r.mad)),
+            };
             return Some(match dest {
-                Some(d) => (r.encode(), d),
+                Some(d) => (r.encode(), d, PLAIN),
                 None => {
                     r.status = wire::STATUS_DROPPED;
-                    (r.encode(), me)
+                    (r.encode(), me, PLAIN)
                 }
             });
         }
+        let mut fate = PLAIN;
         match self.fabric.deliver(client.at, r.dlid, r.dqp, &r.mad) {
             Ok(reply) => {
                 r.mad = reply.mad;
                 std::mem::swap(&mut r.dlid, &mut r.slid);
                 std::mem::swap(&mut r.dqp, &mut r.sqp);
                 r.status = 0;
+                fate = reply.fate;
             }
             // Nothing in the fabric answers it: the SM client where it arrived gets it as it
             // came (SLID filled in, TID stamped), addresses and QPs unswapped.
             Err(Dropped::NoAgent { at, port }) => {
                 if let Some(d) = self.find_client((at, port), false, r.dqp, 0) {
-                    return Some((r.encode(), d));
+                    return Some((r.encode(), d, PLAIN));
                 }
                 r.status = wire::STATUS_DROPPED;
             }
+            // Lost on a link or into a dead node by a seeded fault: no answer at all, as
+            // on a fabric (the sender times out; ibsim's error rates bounce it instead).
+            Err(Dropped::Lost { .. } | Dropped::Dead { .. }) => return None,
             Err(_) => r.status = wire::STATUS_DROPPED,
         }
-        Some((r.encode(), me))
+        Some((r.encode(), me, fate))
     }
 }
