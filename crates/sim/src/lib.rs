@@ -18,12 +18,15 @@ pub mod state;
 mod tables;
 #[cfg(test)]
 mod tests;
+pub mod trap;
 
 pub use deliver::{Delivery, Reply, Unanswered};
 pub use faults::{Fate, FaultError, Faults};
 pub use model::{Builder, Fabric, Node, NodeIdx, NodeSpec, Origin, Port};
 pub use net::{Arrival, Net};
 pub use smi::{Answer, Dropped};
+pub use state::{LinkChange, LinkError};
+pub use trap::Trap;
 
 /// What the simulator refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -203,6 +203,8 @@ pub struct Fabric {
     by_id: HashMap<String, NodeIdx>,
     /// Seeded faults ([`crate::faults`]), when any are set.
     pub(crate) faults: Option<Box<crate::faults::Faults>>,
+    /// Traps raised and not yet taken ([`crate::trap`]).
+    pub(crate) traps: crate::trap::Traps,
 }
 
 impl Fabric {

@@ -28,6 +28,28 @@ pub struct Counters {
     pub xmit_discards: u64,
     /// Packets received with errors.
     pub rcv_errors: u64,
+    /// SymbolErrorCounter: minor link errors (set from outside: the control interface).
+    pub symbol_errors: u64,
+    /// LinkErrorRecoveryCounter.
+    pub link_error_recovery: u64,
+    /// LinkDownedCounter.
+    pub link_downed: u64,
+    /// PortRcvRemotePhysicalErrors.
+    pub rcv_remote_physical_errors: u64,
+    /// PortRcvSwitchRelayErrors.
+    pub rcv_switch_relay_errors: u64,
+    /// PortXmitConstraintErrors.
+    pub xmit_constraint_errors: u64,
+    /// PortRcvConstraintErrors.
+    pub rcv_constraint_errors: u64,
+    /// LocalLinkIntegrityErrors.
+    pub local_link_integrity_errors: u64,
+    /// ExcessiveBufferOverrunErrors.
+    pub excessive_buffer_overrun_errors: u64,
+    /// VL15Dropped.
+    pub vl15_dropped: u64,
+    /// PortXmitWait.
+    pub xmit_wait: u64,
 }
 
 impl Counters {
@@ -38,6 +60,31 @@ impl Counters {
         self.rcv_pkts = self.rcv_pkts.saturating_add(o.rcv_pkts);
         self.xmit_discards = self.xmit_discards.saturating_add(o.xmit_discards);
         self.rcv_errors = self.rcv_errors.saturating_add(o.rcv_errors);
+        self.symbol_errors = self.symbol_errors.saturating_add(o.symbol_errors);
+        self.link_error_recovery = self
+            .link_error_recovery
+            .saturating_add(o.link_error_recovery);
+        self.link_downed = self.link_downed.saturating_add(o.link_downed);
+        self.rcv_remote_physical_errors = self
+            .rcv_remote_physical_errors
+            .saturating_add(o.rcv_remote_physical_errors);
+        self.rcv_switch_relay_errors = self
+            .rcv_switch_relay_errors
+            .saturating_add(o.rcv_switch_relay_errors);
+        self.xmit_constraint_errors = self
+            .xmit_constraint_errors
+            .saturating_add(o.xmit_constraint_errors);
+        self.rcv_constraint_errors = self
+            .rcv_constraint_errors
+            .saturating_add(o.rcv_constraint_errors);
+        self.local_link_integrity_errors = self
+            .local_link_integrity_errors
+            .saturating_add(o.local_link_integrity_errors);
+        self.excessive_buffer_overrun_errors = self
+            .excessive_buffer_overrun_errors
+            .saturating_add(o.excessive_buffer_overrun_errors);
+        self.vl15_dropped = self.vl15_dropped.saturating_add(o.vl15_dropped);
+        self.xmit_wait = self.xmit_wait.saturating_add(o.xmit_wait);
     }
 }
 
@@ -133,6 +180,39 @@ impl Fabric {
                                 port_rcv_pkts: sat(total.rcv_pkts, u32::MAX),
                                 port_xmit_discards: sat(total.xmit_discards, u16::MAX),
                                 port_rcv_errors: sat(total.rcv_errors, u16::MAX),
+                                symbol_error_counter: sat(total.symbol_errors, u16::MAX),
+                                link_error_recovery_counter: sat(
+                                    total.link_error_recovery,
+                                    u8::MAX,
+                                ),
+                                link_downed_counter: sat(total.link_downed, u8::MAX),
+                                port_rcv_remote_physical_errors: sat(
+                                    total.rcv_remote_physical_errors,
+                                    u16::MAX,
+                                ),
+                                port_rcv_switch_relay_errors: sat(
+                                    total.rcv_switch_relay_errors,
+                                    u16::MAX,
+                                ),
+                                port_xmit_constraint_errors: sat(
+                                    total.xmit_constraint_errors,
+                                    u8::MAX,
+                                ),
+                                port_rcv_constraint_errors: sat(
+                                    total.rcv_constraint_errors,
+                                    u8::MAX,
+                                ),
+                                // 4-bit fields.
+                                local_link_integrity_errors: sat(
+                                    total.local_link_integrity_errors.min(15),
+                                    15,
+                                ),
+                                excessive_buffer_overrun_errors: sat(
+                                    total.excessive_buffer_overrun_errors.min(15),
+                                    15,
+                                ),
+                                vl15_dropped: sat(total.vl15_dropped, u16::MAX),
+                                port_xmit_wait: sat(total.xmit_wait, u32::MAX),
                                 ..PortCounters::default()
                             }
                             .emit(&mut data[..]);
@@ -154,6 +234,15 @@ impl Fabric {
             .unwrap_or(Method::GetResp);
         mad.set_method(response);
         mad.set_status(status);
+    }
+
+    /// The counters of `port` (a switch's port 0 included), to read or to change (as
+    /// ibsim's console `PerformanceSet` does); `None` for a port the fabric does not have.
+    pub fn counters_mut(&mut self, (node, port): (NodeIdx, u8)) -> Option<&mut Counters> {
+        if !self.has_port((node, port)) {
+            return None;
+        }
+        Some(&mut self.node_mut(node).ports[usize::from(port)].counters)
     }
 
     /// The ports a PortSelect names on `node`: one port, or with 0xFF every port (a switch's

@@ -52,6 +52,35 @@ fn down_default(link_down_default: u8) -> PhysPortState {
     }
 }
 
+/// What [`Fabric::set_link`] did: the physical and logical states of the port and of the
+/// far end of its link, before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkChange {
+    /// The port.
+    pub port: (NodeIdx, u8),
+    /// Its PortPhysicalState and PortState before.
+    pub before: (PhysPortState, PortState),
+    /// And after.
+    pub after: (PhysPortState, PortState),
+    /// The far end of its link, if it is linked.
+    pub far: Option<(NodeIdx, u8)>,
+    /// The far end's states before.
+    pub far_before: Option<(PhysPortState, PortState)>,
+    /// And after.
+    pub far_after: Option<(PhysPortState, PortState)>,
+}
+
+/// Why [`Fabric::set_link`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    /// The node has no such port.
+    #[error("no such port")]
+    NoPort,
+    /// A switch's port 0 is the switch's own: it has no link to take down.
+    #[error("port 0 of a switch has no physical link")]
+    Port0,
+}
+
 /// What a valid Set(PortInfo) changes, checked before any of it is applied.
 struct PortSet {
     /// LID, LMC, SM LID and SL, GID prefix, M_Key fields: an end port's only.
@@ -258,18 +287,8 @@ impl Fabric {
                 p.link_down_default = v;
             }
         }
-        match set.phys {
-            Some(PhysPortState::Disabled) => self.link_down(here, PhysPortState::Disabled),
-            Some(_) => {
-                // Polling: a disabled port is enabled; a link that is up retrains.
-                let phys = self.node(at).ports[usize::from(num)].phys;
-                if phys == PhysPortState::LinkUp {
-                    self.link_down(here, PhysPortState::Polling);
-                } else {
-                    self.node_mut(at).ports[usize::from(num)].phys = PhysPortState::Polling;
-                }
-            }
-            None => {}
+        if let Some(phys) = set.phys {
+            self.set_phys(here, phys);
         }
         match set.state {
             Some(PortState::Down) => {
@@ -280,6 +299,64 @@ impl Fabric {
             None => {}
         }
         self.settle(here);
+    }
+
+    /// PortPhysicalState Disabled (the link goes down, the far end to its
+    /// LinkDownDefaultState) or Polling (a disabled port is enabled; a link that is up
+    /// retrains), as a Set(PortInfo) asks; the caller settles the link.
+    fn set_phys(&mut self, here: (NodeIdx, u8), phys: PhysPortState) {
+        if phys == PhysPortState::Disabled {
+            self.link_down(here, PhysPortState::Disabled);
+            return;
+        }
+        let now = self.node(here.0).ports[usize::from(here.1)].phys;
+        if now == PhysPortState::LinkUp {
+            self.link_down(here, PhysPortState::Polling);
+        } else {
+            self.node_mut(here.0).ports[usize::from(here.1)].phys = PhysPortState::Polling;
+        }
+    }
+
+    /// Takes the link at `port` down or brings it back up from outside the fabric (a
+    /// cable pulled and plugged back, a console's command), through the port state machine
+    /// as an SM's Set(PortInfo) of PortPhysicalState would: down is Disabled (both ends
+    /// Down, the far end to its LinkDownDefaultState), up is Polling (the link trains if
+    /// the far end polls too: both ends LinkUp, Initialize). The switches at both ends note
+    /// PortStateChange and raise Trap 128 ([`crate::trap`]) when their link changes.
+    ///
+    /// # Errors
+    /// A port the node does not have, or a switch's port 0 (it has no physical link).
+    pub fn set_link(&mut self, port: (NodeIdx, u8), up: bool) -> Result<LinkChange, LinkError> {
+        if !self.has_port(port) {
+            return Err(LinkError::NoPort);
+        }
+        if port.1 == 0 {
+            return Err(LinkError::Port0);
+        }
+        let states = |f: &Fabric, (n, p): (NodeIdx, u8)| {
+            let p = &f.node(n).ports[usize::from(p)];
+            (p.phys, p.state)
+        };
+        let far = self.node(port.0).ports[usize::from(port.1)].remote;
+        let before = states(self, port);
+        let far_before = far.map(|r| states(self, r));
+        self.set_phys(
+            port,
+            if up {
+                PhysPortState::Polling
+            } else {
+                PhysPortState::Disabled
+            },
+        );
+        self.settle(port);
+        Ok(LinkChange {
+            port,
+            before,
+            after: states(self, port),
+            far,
+            far_before,
+            far_after: far.map(|r| states(self, r)),
+        })
     }
 
     /// Whether the two ends of a link can train: a width and a speed both enable.
@@ -314,6 +391,7 @@ impl Fabric {
             if let Some(sw) = node.switch.as_mut() {
                 sw.port_state_change = true;
             }
+            self.raise_link_trap(n);
         }
     }
 
@@ -338,6 +416,7 @@ impl Fabric {
                 if let Some(sw) = node.switch.as_mut() {
                     sw.port_state_change = true;
                 }
+                self.raise_link_trap(n);
             }
         }
     }

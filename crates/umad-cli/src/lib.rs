@@ -19,6 +19,7 @@ pub mod ibstat;
 pub mod ibtracert;
 pub mod perfquery;
 pub mod saquery;
+pub mod sim_ctl;
 pub mod sim_serve;
 pub mod sminfo;
 pub mod smpdump;
@@ -156,7 +157,8 @@ pub const TOOLS: &[Tool] = &[
     },
     Tool {
         name: "sim",
-        about: "sim serve <netfile>: serve a simulated fabric over ibsim's socket protocol",
+        about: "sim serve <netfile|name>: serve a simulated fabric over ibsim's socket \
+                protocol; sim ctl <command>: control it (links, faults, counters, status)",
         main: sim_serve::main,
     },
 ];

@@ -30,7 +30,17 @@
 //! Unlike ibsim: no ten-client limit (slots up to the 65,536 that fit the TID's 16 bits, each
 //! data socket bound when its slot is first used); a client that went away without
 //! DISCONNECT loses its slot when a send to it fails or when the next client connects (its
-//! `<base>:in<id>` no longer exists); no console.
+//! `<base>:in<id>` no longer exists); the console is a socket, `<base>:console`, for
+//! `umad sim ctl` ([`crate::sim_ctl`]: `link NODE PORT down|up`, `fault SPEC`, `counters`,
+//! `errors`, `status`, `quit`), not the daemon's stdin.
+//!
+//! Traps: a link that changes state (by `umad sim ctl link`, or by an SM's Set of PortState
+//! Down or PortPhysicalState Disabled/Polling) makes the switch at each end raise Trap 128
+//! ([`ibnetsim::trap`]: only once the SM has set the switch's LID and MasterSMLID, as
+//! ibsim's `send_trap`); the daemon takes them after each packet and command, routes each
+//! by LID from the switch to its MasterSMLID and sends it to the SM client attached where
+//! it lands (DLID the SM LID, SLID the switch's, QP 0), after the answer to the Set that
+//! raised it. ibsim sends Trap 128 only from its console's and netfile's link commands.
 //!
 //! Requests the fabric does not answer (`Dropped::NoAgent`: SA, SMInfo and traps at an IsSM
 //! port, vendor and CM classes) go, as ibsim forwards them, unchanged but for the filled-in
@@ -120,6 +130,7 @@ pub fn command() -> Command {
                         ),
                 ),
         )
+        .subcommand(crate::sim_ctl::command())
 }
 
 /// `umad sim`.
@@ -140,8 +151,10 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
             };
         }
     };
-    let Some(("serve", m)) = m.subcommand() else {
-        return exit::USAGE;
+    let m = match m.subcommand() {
+        Some(("serve", m)) => m,
+        Some(("ctl", m)) => return crate::sim_ctl::run(m),
+        _ => return exit::USAGE,
     };
     let netfile = m
         .get_one::<std::path::PathBuf>("netfile")
@@ -179,23 +192,26 @@ pub fn main(prog: &'static str, args: Vec<OsString>) -> i32 {
             return exit::USAGE;
         }
     }
-    let server = match Server::bind(&base, fabric) {
+    let name = netfile.display().to_string();
+    let server = match Server::bind(&base, fabric, name, faults.as_deref()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
-                "umad {prog} serve: cannot bind @{}: {e} (is an ibsim or another server using \
-                 that name? choose another with --socket)",
-                wire::server_ctl(&base)
+                "umad {prog} serve: cannot bind @{} or @{}: {e} (is an ibsim or another \
+                 server using that name? choose another with --socket)",
+                wire::server_ctl(&base),
+                crate::sim_ctl::console_name(&base)
             );
             return exit::FAILURE;
         }
     };
     println!(
         "Network simulator ready.\n{} nodes from {}, socket @{} (IBSIM_SOCKNAME={base}, \
-         UMAD_IBSIM={base})",
+         UMAD_IBSIM={base}); control: umad sim ctl --socket {base} help (@{})",
         server.state().fabric.len(),
         netfile.display(),
-        wire::server_ctl(&base)
+        wire::server_ctl(&base),
+        crate::sim_ctl::console_name(&base)
     );
     let _ = io::stdout().flush();
     server.serve_control();
@@ -233,6 +249,8 @@ struct Slot {
 struct State {
     fabric: Fabric,
     slots: Vec<Slot>,
+    /// The fault spec items applied since the last `clear` (the seed kept), for `status`.
+    fault_items: Vec<String>,
 }
 
 /// The daemon: the control socket, the fabric and the slots.
@@ -240,8 +258,18 @@ struct State {
 struct Server {
     base: String,
     ctl: UnixDatagram,
+    /// The control interface's socket, `<base>:console` (`umad sim ctl`).
+    console: UnixDatagram,
     state: Mutex<State>,
     timer: Timer,
+    /// What the fabric is (the netfile or name it was loaded from).
+    fabric_name: String,
+    started: Instant,
+    /// Requests from clients served (answered, forwarded or bounced).
+    packets: AtomicU64,
+    /// Traps handed to an SM client, and traps that found none (no route, no SM there).
+    traps_sent: AtomicU64,
+    traps_undelivered: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -367,21 +395,44 @@ impl State {
 }
 
 impl Server {
-    fn bind(base: &str, fabric: Fabric) -> io::Result<Arc<Server>> {
+    fn bind(
+        base: &str,
+        fabric: Fabric,
+        fabric_name: String,
+        faults: Option<&str>,
+    ) -> io::Result<Arc<Server>> {
         let ctl = UnixDatagram::bind_addr(&wire::abstract_addr(&wire::server_ctl(base))?)?;
+        let console =
+            UnixDatagram::bind_addr(&wire::abstract_addr(&crate::sim_ctl::console_name(base))?)?;
+        console.set_write_timeout(Some(SEND_WAIT))?;
+        let mut fault_items = Vec::new();
+        if let Some(spec) = faults {
+            note_fault_items(&mut fault_items, spec);
+        }
         let server = Arc::new(Server {
             base: base.to_string(),
             ctl,
+            console,
             state: Mutex::new(State {
                 fabric,
                 slots: Vec::new(),
+                fault_items,
             }),
             timer: Timer::default(),
+            fabric_name,
+            started: Instant::now(),
+            packets: AtomicU64::new(0),
+            traps_sent: AtomicU64::new(0),
+            traps_undelivered: AtomicU64::new(0),
         });
         let timer = Arc::clone(&server);
         std::thread::Builder::new()
             .name("timer".into())
             .spawn(move || timer.serve_timer())?;
+        let console = Arc::clone(&server);
+        std::thread::Builder::new()
+            .name("console".into())
+            .spawn(move || console.serve_console())?;
         Ok(server)
     }
 
@@ -584,8 +635,9 @@ impl Server {
                 }
             };
             // The packet to send, where (the slot, its socket, generation and lock; if a
-            // forward fails, the sender gets it back with status 110) and its fate.
-            let (reply, to, fate) = {
+            // forward fails, the sender gets it back with status 110), its fate, and the
+            // traps the packet made the fabric raise (a Set that took a link down), routed.
+            let (reply, to, fate, traps) = {
                 let mut st = self.state();
                 let Some(client) = st.slots[slot].client.clone() else {
                     continue;
@@ -594,16 +646,29 @@ impl Server {
                 if !wire::is_addr_of(&from, &client.peer) {
                     continue;
                 }
-                match st.process(slot as u16, &client, &buf[..n]) {
+                self.packets.fetch_add(1, Ordering::Relaxed);
+                let done = st.process(slot as u16, &client, &buf[..n]);
+                let traps = if st.fabric.has_traps() {
+                    let (traps, undelivered) = st.route_traps();
+                    (traps, undelivered.len())
+                } else {
+                    (Vec::new(), 0)
+                };
+                match done {
                     Some((reply, dest, fate)) => {
                         let mut to = vec![st.target(dest)];
                         if dest != slot {
                             to.push(st.target(slot));
                         }
-                        (reply, to, fate)
+                        (Some(reply), to, fate, traps)
                     }
-                    None => continue,
+                    None => (None, Vec::new(), PLAIN, traps),
                 }
+            };
+            // The answer first: the SM's Set is answered before its trap arrives.
+            let Some(reply) = reply else {
+                self.send_traps(traps.0, traps.1);
+                continue;
             };
             if fate.delay_ns == 0 {
                 for _ in 0..fate.copies.max(1) {
@@ -615,6 +680,7 @@ impl Server {
                     self.timer.schedule(due, to.clone(), reply);
                 }
             }
+            self.send_traps(traps.0, traps.1);
         }
     }
 
@@ -781,7 +847,6 @@ impl Timer {
         self.wake.notify_one();
     }
 
-    #[allow(dead_code)]
     fn len(&self) -> usize {
         lock(&self.queue).heap.len()
     }
@@ -880,5 +945,355 @@ impl State {
             Err(_) => r.status = wire::STATUS_DROPPED,
         }
         Some((r.encode(), me, fate))
+    }
+}
+
+/// Notes the items of an applied fault spec for `status`: `clear` forgets those before it
+/// (but the seed, which `clear` keeps).
+fn note_fault_items(items: &mut Vec<String>, spec: &str) {
+    for item in spec.split([',', '\n']).map(str::trim) {
+        if item.is_empty() {
+            continue;
+        }
+        if item == "clear" {
+            items.retain(|i| i.starts_with("seed="));
+        } else {
+            items.push(item.to_string());
+        }
+    }
+}
+
+/// A port's states as `PhysicalState/PortState`.
+fn states((phys, state): (ibmad::PhysPortState, ibmad::PortState)) -> String {
+    format!("{phys}/{state}")
+}
+
+impl State {
+    /// The node a control command names, or what to do about it.
+    fn node_named(&self, name: &str) -> Result<NodeIdx, String> {
+        self.fabric.find(name).ok_or_else(|| {
+            let ids: Vec<&str> = self
+                .fabric
+                .nodes()
+                .iter()
+                .take(6)
+                .map(|n| n.spec.id.as_str())
+                .collect();
+            let more = if self.fabric.len() > ids.len() {
+                ", ..."
+            } else {
+                ""
+            };
+            format!(
+                "no node has the id or NodeDescription {name:?} (ids here: {}{more})",
+                ids.join(", ")
+            )
+        })
+    }
+
+    /// A node's id and port, for messages.
+    fn port_name(&self, (node, port): (NodeIdx, u8)) -> String {
+        format!("{} port {port}", self.fabric.node(node).spec.id)
+    }
+
+    /// The port a control command names on `node`, or why there is none.
+    fn port_named(&self, node: NodeIdx, port: u8) -> Result<(NodeIdx, u8), String> {
+        let n = self.fabric.node(node);
+        if self.fabric.has_port((node, port)) {
+            return Ok((node, port));
+        }
+        let first = u8::from(!n.is_switch());
+        Err(format!(
+            "{} has no port {port} (its ports are {first}-{})",
+            n.spec.id, n.spec.num_ports
+        ))
+    }
+
+    /// The traps the fabric raised, routed: the packets to send and to whom, and how many
+    /// found no SM client (no route to the SM LID, lost, or no SM attached there).
+    fn route_traps(&mut self) -> (Vec<(Target, [u8; wire::PACKET_LEN])>, Vec<String>) {
+        let mut out = Vec::new();
+        let mut undelivered = Vec::new();
+        for trap in self.fabric.take_traps() {
+            let who = self.port_name(trap.from);
+            let dest = match self.fabric.route_trap(&trap) {
+                Ok(at) => self.find_client(at, false, 0, 0).ok_or_else(|| {
+                    format!(
+                        "trap {} from {who} to LID {}: no SM client at {}",
+                        trap.number,
+                        trap.dlid,
+                        self.port_name(at)
+                    )
+                }),
+                Err(e) => Err(format!(
+                    "trap {} from {who} to LID {}: {}",
+                    trap.number,
+                    trap.dlid,
+                    match e {
+                        Dropped::Lost { .. } => "lost by a fault",
+                        Dropped::Dead { .. } => "into a dead node",
+                        _ => "no route (links down or no LFT entry)",
+                    }
+                )),
+            };
+            match dest {
+                Ok(slot) => {
+                    let r = Request {
+                        dlid: trap.dlid,
+                        slid: trap.slid,
+                        dqp: 0,
+                        sqp: 0,
+                        status: 0,
+                        length: wire::MAX_MAD as u64,
+                        mad: trap.mad,
+                    };
+                    out.push((self.target(slot), r.encode()));
+                }
+                Err(why) => undelivered.push(why),
+            }
+        }
+        (out, undelivered)
+    }
+}
+
+impl Server {
+    /// Sends routed traps (outside the fabric's lock), counting them.
+    fn send_traps(&self, traps: Vec<(Target, [u8; wire::PACKET_LEN])>, undelivered: usize) {
+        self.traps_undelivered
+            .fetch_add(undelivered as u64, Ordering::Relaxed);
+        for (to, pkt) in traps {
+            match self.send_to(&to, &pkt) {
+                Sent::Done => self.traps_sent.fetch_add(1, Ordering::Relaxed),
+                _ => self.traps_undelivered.fetch_add(1, Ordering::Relaxed),
+            };
+        }
+    }
+
+    /// The control interface's loop (`umad sim ctl`): one answer per request.
+    fn serve_console(self: &Arc<Server>) {
+        let mut buf = vec![0u8; crate::sim_ctl::MAX_DATAGRAM];
+        loop {
+            let (n, from) = match self.console.recv_from(&mut buf) {
+                Ok(r) => r,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            let Some(words) = crate::sim_ctl::decode_request(&buf[..n]) else {
+                let answer = crate::sim_ctl::encode_answer(
+                    false,
+                    "not a umad sim ctl request (use umad sim ctl)\n",
+                );
+                let _ = self.console.send_to_addr(&answer, &from);
+                continue;
+            };
+            let (ok, text, quit) = match crate::sim_ctl::CtlCommand::parse(&words) {
+                Ok(cmd) => match self.console_command(&cmd) {
+                    Ok(text) => (true, text, cmd == crate::sim_ctl::CtlCommand::Quit),
+                    Err(e) => (false, format!("{e}\n"), false),
+                },
+                Err(e) => (false, format!("{e}\n"), false),
+            };
+            // A client that went away before the answer: nothing to do.
+            let _ = self
+                .console
+                .send_to_addr(&crate::sim_ctl::encode_answer(ok, &text), &from);
+            if quit {
+                println!("umad sim serve: quit (umad sim ctl)");
+                let _ = io::stdout().flush();
+                std::process::exit(exit::OK);
+            }
+        }
+    }
+
+    /// Carries out one control command: the answer's text, or what went wrong.
+    fn console_command(&self, cmd: &crate::sim_ctl::CtlCommand) -> Result<String, String> {
+        use crate::sim_ctl::{CtlCommand, COUNTER_FIELDS, HELP};
+        match cmd {
+            CtlCommand::Help => Ok(HELP.to_string()),
+            CtlCommand::Quit => Ok("stopping\n".to_string()),
+            CtlCommand::Status => Ok(self.status()),
+            CtlCommand::Link { node, port, up } => {
+                let (text, traps, undelivered) = {
+                    let mut st = self.state();
+                    let node = st.node_named(node)?;
+                    let at = st.port_named(node, *port)?;
+                    let c = st.fabric.set_link(at, *up).map_err(|e| match e {
+                        ibnetsim::LinkError::Port0 => format!(
+                            "{}: port 0 is the switch itself, it has no link (ports 1-{})",
+                            st.port_name(at),
+                            st.fabric.node(node).spec.num_ports
+                        ),
+                        ibnetsim::LinkError::NoPort => {
+                            format!("{}: no such port", st.port_name(at))
+                        }
+                    })?;
+                    let mut text = format!(
+                        "{}: {} -> {}\n",
+                        st.port_name(at),
+                        states(c.before),
+                        states(c.after)
+                    );
+                    match (c.far, c.far_before, c.far_after) {
+                        (Some(far), Some(b), Some(a)) => {
+                            text += &format!(
+                                "far end {}: {} -> {}\n",
+                                st.port_name(far),
+                                states(b),
+                                states(a)
+                            );
+                            if *up && a.0 == ibmad::PhysPortState::Disabled {
+                                text += &format!(
+                                    "the far end is Disabled: bring it up too (link {} {} up)\n",
+                                    st.fabric.node(far.0).spec.id,
+                                    far.1
+                                );
+                            }
+                        }
+                        _ => text += "not linked: nothing at the far end\n",
+                    }
+                    let (traps, undelivered) = st.route_traps();
+                    (text, traps, undelivered)
+                };
+                let mut text = text;
+                let sent = traps.len();
+                for why in &undelivered {
+                    text += &format!("{why}\n");
+                }
+                self.send_traps(traps, undelivered.len());
+                text += &format!("traps sent: {sent}\n");
+                Ok(text)
+            }
+            CtlCommand::Fault(spec) => {
+                let mut st = self.state();
+                st.fabric.apply_faults(spec).map_err(|e| e.to_string())?;
+                note_fault_items(&mut st.fault_items, spec);
+                Ok(format!("{}\n", st.faults_line()))
+            }
+            CtlCommand::Counters { node, port, ops } => {
+                let mut st = self.state();
+                let node = st.node_named(node)?;
+                let at = st.port_named(node, *port)?;
+                let name = st.port_name(at);
+                let c = st
+                    .fabric
+                    .counters_mut(at)
+                    .ok_or_else(|| format!("{name}: no such port"))?;
+                for op in ops {
+                    let f = counter_field(c, op.field);
+                    *f = if op.add {
+                        f.saturating_add(op.value)
+                    } else {
+                        op.value
+                    };
+                }
+                let mut text = format!("{name}:\n");
+                for (i, field) in COUNTER_FIELDS.iter().enumerate() {
+                    text += &format!("  {field}: {}\n", counter_field(c, i));
+                }
+                Ok(text)
+            }
+            CtlCommand::Errors { node, port, n } => {
+                let mut st = self.state();
+                let node = st.node_named(node)?;
+                let at = st.port_named(node, *port)?;
+                let name = st.port_name(at);
+                let c = st
+                    .fabric
+                    .counters_mut(at)
+                    .ok_or_else(|| format!("{name}: no such port"))?;
+                c.symbol_errors = c.symbol_errors.saturating_add(*n);
+                c.rcv_errors = c.rcv_errors.saturating_add(*n);
+                Ok(format!(
+                    "{name}: SymbolErrorCounter {}, PortRcvErrors {}\n",
+                    c.symbol_errors, c.rcv_errors
+                ))
+            }
+        }
+    }
+
+    /// `status`: what the daemon holds.
+    fn status(&self) -> String {
+        let st = self.state();
+        let f = &st.fabric;
+        let switches = f.nodes().iter().filter(|n| n.is_switch()).count();
+        let mut s = format!(
+            "fabric: {} ({} nodes: {} switches, {} other)\n",
+            self.fabric_name,
+            f.len(),
+            switches,
+            f.len() - switches
+        );
+        s += &format!(
+            "sockets: @{} (clients), @{} (control)\nup: {:.1} s; requests served: {}\n",
+            wire::server_ctl(&self.base),
+            crate::sim_ctl::console_name(&self.base),
+            self.started.elapsed().as_secs_f64(),
+            self.packets.load(Ordering::Relaxed)
+        );
+        let clients: Vec<(usize, &Client)> = st
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, sl)| sl.client.as_ref().map(|c| (i, c)))
+            .collect();
+        s += &format!("clients: {}\n", clients.len());
+        for (i, c) in clients {
+            s += &format!(
+                "  slot {i}: id {} at {}{}{}\n",
+                c.id as i32,
+                st.port_name(c.at),
+                if c.issm { ", SM" } else { "" },
+                if c.qp > 1 {
+                    format!(", QP {}", c.qp)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        s += &format!("{}\n", st.faults_line());
+        s += &format!(
+            "late answers queued: {}\ntraps sent: {}, undelivered: {}\n",
+            self.timer.len(),
+            self.traps_sent.load(Ordering::Relaxed),
+            self.traps_undelivered.load(Ordering::Relaxed)
+        );
+        s
+    }
+}
+
+impl State {
+    /// The faults, for `status` and `fault`.
+    fn faults_line(&self) -> String {
+        match self.fabric.faults() {
+            Some(f) if f.is_active() => format!("faults: {}", self.fault_items.join(",")),
+            Some(f) => format!("faults: none (seed {})", f.seed()),
+            None => "faults: none".to_string(),
+        }
+    }
+}
+
+/// The counter [`crate::sim_ctl::COUNTER_FIELDS`]`[i]` names.
+fn counter_field(c: &mut ibnetsim::pma::Counters, i: usize) -> &mut u64 {
+    match i {
+        0 => &mut c.symbol_errors,
+        1 => &mut c.link_error_recovery,
+        2 => &mut c.link_downed,
+        3 => &mut c.rcv_errors,
+        4 => &mut c.rcv_remote_physical_errors,
+        5 => &mut c.rcv_switch_relay_errors,
+        6 => &mut c.xmit_discards,
+        7 => &mut c.xmit_constraint_errors,
+        8 => &mut c.rcv_constraint_errors,
+        9 => &mut c.local_link_integrity_errors,
+        10 => &mut c.excessive_buffer_overrun_errors,
+        11 => &mut c.vl15_dropped,
+        12 => &mut c.xmit_data,
+        13 => &mut c.rcv_data,
+        14 => &mut c.xmit_pkts,
+        15 => &mut c.rcv_pkts,
+        _ => &mut c.xmit_wait,
     }
 }

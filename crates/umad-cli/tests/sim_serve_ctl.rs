@@ -14,8 +14,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use common::umad;
+use common::{mask_date, run, umad};
 use ibmad::{DrPath, Method, Smp};
+use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
 use umad::carrier::ibsim::wire::{self, ctl, ClientInfo, Ctl, Request};
 
 /// A socket name of this process's own.
@@ -75,7 +76,6 @@ impl Serve {
     }
 
     /// `umad sim ctl --socket <this> <args>`.
-    #[allow(dead_code)]
     fn ctl(&self, args: &[&str]) -> Output {
         Command::new(umad())
             .args(["sim", "ctl", "--socket", &self.socket])
@@ -86,7 +86,6 @@ impl Serve {
     }
 
     /// `umad sim ctl` that must succeed: its stdout.
-    #[allow(dead_code)]
     fn ctl_ok(&self, args: &[&str]) -> String {
         let out = self.ctl(args);
         assert!(
@@ -140,7 +139,18 @@ impl Raw {
 
     /// Sends a directed-route Get(`attr`) along `path` with TID `tid`.
     fn send_dr(&self, attr: u16, path: &str, tid: u64) {
-        let mad = Smp::dr_request(Method::Get, attr, 0, tid, &DrPath::parse(path).unwrap());
+        self.send_dr_mod(attr, 0, path, tid);
+    }
+
+    /// Sends a directed-route Get(`attr`, `modifier`) along `path` with TID `tid`.
+    fn send_dr_mod(&self, attr: u16, modifier: u32, path: &str, tid: u64) {
+        let mad = Smp::dr_request(
+            Method::Get,
+            attr,
+            modifier,
+            tid,
+            &DrPath::parse(path).unwrap(),
+        );
         let r = Request {
             dlid: 0xffff,
             slid: 0xffff,
@@ -252,4 +262,286 @@ fn faults_delay_duplicate_and_lose_answers() {
     c.send_dr(ibmad::attr::id::NODE_INFO, "0", 12);
     let r = c.recv(Duration::from_secs(5)).expect("the local answer");
     assert_eq!((r.status, tid_low(&r)), (0, 12));
+}
+
+/// PortInfo of `port` of the node at the end of `path`, through `c`.
+fn port_info(c: &Raw, path: &str, port: u8) -> ibmad::PortInfo {
+    c.send_dr_mod(ibmad::attr::id::PORT_INFO, u32::from(port), path, 77);
+    loop {
+        let r = c.recv(Duration::from_secs(5)).expect("PortInfo answered");
+        if r.mad[3] & 0x80 != 0 && tid_low(&r) == 77 {
+            assert_eq!(r.status, 0);
+            return ibmad::PortInfo::parse(Smp::new_unchecked(&r.mad[..]).data()).unwrap();
+        }
+    }
+}
+
+/// The next trap `sm` receives within `wait` (other packets skipped).
+fn next_trap(sm: &Raw, wait: Duration) -> Option<Request> {
+    let deadline = Instant::now() + wait;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        let r = sm.recv(left)?;
+        if r.mad[3] == 0x05 {
+            return Some(r);
+        }
+    }
+    None
+}
+
+/// `umad sim ctl link` takes a link down and up through the port state machine (both
+/// ends), and the switch sends Trap 128 to the SM client at its MasterSMLID; the control
+/// interface's other commands, and its errors (exit 1 with a message, 2 for usage).
+#[test]
+fn ctl_links_traps_faults_counters_status_and_quit() {
+    let mut serve = Serve::start(&["example", "--configured"]);
+    let sm = Raw::connect(&serve.socket, "H-host1", true);
+    let probe = Raw::connect(&serve.socket, "H-host3", false);
+    let sw1 = "0,1,8"; // from H-host3: S-sw2, then S-sw1
+    let pi = port_info(&probe, sw1, 2);
+    assert_eq!(pi.port_state, ibmad::PortState::Active);
+
+    let out = serve.ctl_ok(&["link", "S-sw1", "2", "down"]);
+    assert!(
+        out.contains("S-sw1 port 2: LinkUp/Active -> Disabled/Down"),
+        "{out}"
+    );
+    assert!(
+        out.contains("far end H-host2 port 1: LinkUp/Active -> Polling/Down"),
+        "{out}"
+    );
+    assert!(out.contains("traps sent: 1"), "{out}");
+    let pi = port_info(&probe, sw1, 2);
+    assert_eq!(
+        (pi.port_state, pi.port_physical_state),
+        (ibmad::PortState::Down, ibmad::PhysPortState::Disabled)
+    );
+    let trap = next_trap(&sm, Duration::from_secs(5)).expect("Trap 128 at the SM");
+    // A switch's LID and SM LID are its port 0's.
+    let p0 = port_info(&probe, sw1, 0);
+    let (sw1_lid, sm_lid) = (p0.lid, p0.master_sm_lid);
+    assert_ne!(sw1_lid, 0);
+    assert_eq!((trap.slid, trap.dlid, trap.dqp), (sw1_lid, sm_lid, 0));
+    assert_eq!(trap.mad[..4], [1, 0x01, 1, 0x05], "SubnLid Trap");
+    assert_eq!(trap.mad[16..18], [0, 2], "Notice");
+    let notice = ibmad::Notice::parse_smp(&trap.mad[64..]).unwrap();
+    assert_eq!(
+        notice.trap_number(),
+        Some(ibmad::TrapNumber::LinkStateChange)
+    );
+    assert_eq!(notice.issuer_lid, sw1_lid);
+
+    let out = serve.ctl_ok(&["link", "sw1", "2", "up"]);
+    assert!(
+        out.contains("Disabled/Down -> LinkUp/Initialize"),
+        "by NodeDescription: {out}"
+    );
+    assert!(
+        next_trap(&sm, Duration::from_secs(5)).is_some(),
+        "a trap on up"
+    );
+    let pi = port_info(&probe, sw1, 2);
+    assert_eq!(
+        (pi.port_state, pi.port_physical_state),
+        (ibmad::PortState::Initialize, ibmad::PhysPortState::LinkUp)
+    );
+
+    // The inter-switch link: S-sw2 can no longer reach the SM, which status reports.
+    serve.ctl_ok(&["link", "S-sw2", "8", "down"]);
+    let status = serve.ctl_ok(&["status"]);
+    assert!(status.contains("clients: 2"), "{status}");
+    assert!(status.contains("at H-host1 port 1, SM"), "{status}");
+    assert!(status.contains("undelivered: 1"), "{status}");
+    serve.ctl_ok(&["link", "S-sw2", "8", "up"]);
+
+    // Faults: everything over a link lost, then cleared.
+    let out = serve.ctl_ok(&["fault", "seed=3", "drop=100%"]);
+    assert!(out.contains("drop=100%"), "{out}");
+    probe.send_dr(ibmad::attr::id::NODE_INFO, "0,1", 5);
+    assert!(probe.recv(Duration::from_millis(400)).is_none(), "lost");
+    assert!(serve.ctl_ok(&["dump"]).contains("faults: seed=3,drop=100%"));
+    serve.ctl_ok(&["fault", "clear"]);
+    assert!(serve.ctl_ok(&["status"]).contains("faults: none"));
+    probe.send_dr(ibmad::attr::id::NODE_INFO, "0,1", 6);
+    assert_eq!(tid_low(&probe.recv(Duration::from_secs(5)).unwrap()), 6);
+
+    // Counters: errors bumped, read back through the PMA by umad perfquery.
+    let sw2_lid = port_info(&probe, "0,1", 0).lid;
+    serve.ctl_ok(&["errors", "S-sw2", "1", "4"]);
+    let out = serve.ctl_ok(&["counters", "S-sw2", "1", "LinkDownedCounter+=2"]);
+    assert!(out.contains("SymbolErrorCounter: 4"), "{out}");
+    assert!(out.contains("LinkDownedCounter: 2"), "{out}");
+    let pq = Command::new(umad())
+        .env("UMAD_IBSIM", &serve.socket)
+        .env("UMAD_IBSIM_NODE", "H-host3")
+        .env_remove("LD_PRELOAD")
+        .args(["perfquery", &sw2_lid.to_string(), "1"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&pq.stdout);
+    assert!(pq.status.success(), "{text}");
+    assert!(
+        text.contains("SymbolErrorCounter:..............4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("PortRcvErrors:...................4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("LinkDownedCounter:...............2"),
+        "{text}"
+    );
+
+    // Errors a person can act on.
+    for (args, code, says) in [
+        (
+            &["link", "nosuch", "1", "down"][..],
+            1,
+            "no node has the id",
+        ),
+        (&["link", "S-sw1", "9", "down"], 1, "S-sw1 has no port 9"),
+        (&["link", "S-sw1", "0", "down"], 1, "no link"),
+        (&["link", "H-host1", "0", "up"], 1, "H-host1 has no port 0"),
+        (&["fault", "drop=7"], 1, "\"drop=7\""),
+        (&["fault", "dead=nosuch"], 1, "nosuch"),
+        (
+            &["counters", "S-sw1", "1", "Bogus=1"],
+            2,
+            "not a PortCounters field",
+        ),
+        (&["link", "S-sw1", "1"], 2, "usage: link"),
+        (&["reboot"], 2, "unknown command"),
+    ] {
+        let out = serve.ctl(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // Hostile datagrams on the control socket: answered with an error, the daemon lives.
+    let me = UnixDatagram::bind_addr(
+        &wire::abstract_addr(&format!("{}:hostile", serve.socket)).unwrap(),
+    )
+    .unwrap();
+    me.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let console = wire::abstract_addr(&format!("{}:console", serve.socket)).unwrap();
+    let junk = b"umad-sim-ctl 1\0link\0S-sw1\0";
+    for garbage in [&b""[..], b"\xff\xfe", b"umad-sim-ctl 1\0\xff\0", &junk[..]] {
+        me.send_to_addr(garbage, &console).unwrap();
+        let mut buf = [0u8; 4096];
+        let n = me.recv(&mut buf).expect("answered");
+        assert_eq!(
+            &buf[..2],
+            b"1\n",
+            "{:?}",
+            String::from_utf8_lossy(&buf[..n])
+        );
+    }
+    assert!(serve.ctl_ok(&["status"]).contains("fabric: example"));
+
+    serve.ctl_ok(&["quit"]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(s) = serve.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "still running after quit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    let out = serve.ctl(&["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no umad sim serve listens"));
+}
+
+/// Waits up to 60 s for `what` to hold of opensm's log.
+fn wait_log(sm: &ibsim_harness::SmDaemon<'_>, what: &str, ok: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = sm.log();
+        if ok(&log) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "opensm: no {what} within 60 s; its log:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A resident opensm (under umad2sim) on the daemon: `umad sim ctl link S-sw1 2 down`
+/// makes S-sw1 send Trap 128 to it, opensm logs the trap and sweeps again (another
+/// SUBNET UP), and afterwards `umad ibnetdiscover` no longer finds H-host2 and
+/// `umad iblinkinfo` shows the port down; `link ... up` brings another trap and sweep, and
+/// H-host2 back, its link Active.
+#[test]
+fn opensm_sweeps_again_on_trap_128_when_a_link_goes_down_and_up() {
+    if !require_ibsim(
+        "umad_cli::sim_serve_ctl::opensm_sweeps_again_on_trap_128_when_a_link_goes_down_and_up",
+    ) {
+        return;
+    }
+    let netfile = fabrics_dir().join("example.net");
+    let sim = Ibsim::start(&netfile).expect("ibsim starts");
+    let serve = Serve::start(&[netfile.to_str().unwrap()]);
+    let socket = serve.socket.clone();
+    let sm = sim
+        .opensm()
+        .configure(move |c| {
+            c.env("IBSIM_SOCKNAME", &socket);
+            Ok(())
+        })
+        .start_daemon()
+        .expect("opensm on umad sim serve");
+    let tool = |name: &str| {
+        let out = run(Command::new(umad())
+            .env("UMAD_IBSIM", &serve.socket)
+            .env_remove("UMAD_IBSIM_NODE")
+            .env_remove("LD_PRELOAD")
+            .stdin(Stdio::null())
+            .arg(name));
+        assert!(out.status.success(), "umad {name}: {out:?}");
+        mask_date(&String::from_utf8_lossy(&out.stdout))
+    };
+    let traps = |log: &str| log.matches("num:128 (Link state change)").count();
+    let ups = |log: &str| log.matches("SUBNET UP").count();
+    let up0 = ups(&sm.log());
+    assert_eq!(traps(&sm.log()), 0, "no trap during the first sweep");
+    assert!(tool("ibnetdiscover").contains("host2 HCA-1"));
+
+    let out = serve.ctl_ok(&["link", "S-sw1", "2", "down"]);
+    assert!(out.contains("traps sent: 1"), "{out}");
+    wait_log(&sm, "trap 128 and a new sweep", |l| {
+        traps(l) == 1 && ups(l) > up0
+    });
+    let log = sm.log();
+    assert!(log.contains("Producer:2 (Switch)"), "{log}");
+    let down = tool("ibnetdiscover");
+    assert!(!down.contains("host2 HCA-1"), "{down}");
+    let links = tool("iblinkinfo");
+    let port2 = links
+        .lines()
+        .skip_while(|l| !l.contains("sw1:"))
+        .find(|l| l.contains(" 2[  ] ==("))
+        .unwrap_or_else(|| panic!("sw1 port 2 in:\n{links}"));
+    assert!(port2.contains("Down/Disabled"), "{port2}");
+
+    let up1 = ups(&sm.log());
+    let out = serve.ctl_ok(&["link", "S-sw1", "2", "up"]);
+    assert!(out.contains("traps sent: 1"), "{out}");
+    wait_log(&sm, "a second trap 128 and a new sweep", |l| {
+        traps(l) == 2 && ups(l) > up1
+    });
+    let back = tool("ibnetdiscover");
+    assert!(back.contains("host2 HCA-1"), "{back}");
+    let links = tool("iblinkinfo");
+    let port2 = links
+        .lines()
+        .skip_while(|l| !l.contains("sw1:"))
+        .find(|l| l.contains(" 2[  ] ==("))
+        .unwrap_or_else(|| panic!("sw1 port 2 in:\n{links}"));
+    assert!(port2.contains("Active/  LinkUp"), "{port2}");
+    let status = serve.ctl_ok(&["status"]);
+    assert!(status.contains("traps sent: 2, undelivered: 0"), "{status}");
 }
