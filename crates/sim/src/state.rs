@@ -321,7 +321,8 @@ impl Fabric {
     /// cable pulled and plugged back, a console's command), through the port state machine
     /// as an SM's Set(PortInfo) of PortPhysicalState would: down is Disabled (both ends
     /// Down, the far end to its LinkDownDefaultState), up is Polling (the link trains if
-    /// the far end polls too: both ends LinkUp, Initialize). The switches at both ends note
+    /// the far end polls too: both ends LinkUp, Initialize; a link already up is left as
+    /// it is). The switches at both ends note
     /// PortStateChange and raise Trap 128 ([`crate::trap`]) when their link changes.
     ///
     /// # Errors
@@ -340,6 +341,17 @@ impl Fabric {
         let far = self.node(port.0).ports[usize::from(port.1)].remote;
         let before = states(self, port);
         let far_before = far.map(|r| states(self, r));
+        // A link that is up stays up (a Set of Polling would retrain it).
+        if up && before.0 == PhysPortState::LinkUp {
+            return Ok(LinkChange {
+                port,
+                before,
+                after: before,
+                far,
+                far_before,
+                far_after: far_before,
+            });
+        }
         self.set_phys(
             port,
             if up {

@@ -202,8 +202,14 @@ mod tests {
             f.take_traps().iter().map(|t| t.from).collect::<Vec<_>>(),
             [(sw1, 0)]
         );
-        // Taking a port that is already down down again changes nothing: no trap.
+        // Taking a port that is already down down again changes nothing: no trap; nor
+        // does bringing up a link that is up.
         f.set_link((host1, 1), false).unwrap();
+        assert!(!f.has_traps());
+        let sw2 = f.find("S-sw2").unwrap();
+        let c = f.set_link((sw2, 8), true).unwrap();
+        assert_eq!(c.after, (PhysPortState::LinkUp, PortState::Active));
+        assert_eq!(c.before, c.after);
         assert!(!f.has_traps());
     }
 
