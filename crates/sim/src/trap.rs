@@ -18,16 +18,11 @@
 //! its own, as hardware's do; and while a switch's trap waits in the queue, further link
 //! events of that switch do not add another (one notice says "look at this switch").
 
-use ibmad::attr::{NoticeType, ProducerType};
-use ibmad::{Notice, TrapNumber, MAD_SIZE};
+use ibmad::attr::{id, NoticeType, ProducerType};
+use ibmad::{Method, Notice, Smp, TrapNumber, MAD_SIZE};
 
 use crate::model::{Fabric, NodeIdx};
 use crate::smi::Dropped;
-
-/// The Notice attribute.
-pub const ATTR_NOTICE: u16 = 0x0002;
-/// The Trap method.
-pub const METHOD_TRAP: u8 = 0x05;
 
 /// A trap on its way from a node's SMA to the SM.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,13 +67,7 @@ impl Fabric {
             return;
         }
         traps.next_tid = traps.next_tid.wrapping_add(1);
-        let mut mad = [0u8; MAD_SIZE];
-        mad[0] = 1; // BaseVersion
-        mad[1] = 0x01; // SubnLid
-        mad[2] = 1; // ClassVersion
-        mad[3] = METHOD_TRAP;
-        mad[8..16].copy_from_slice(&traps.next_tid.to_be_bytes());
-        mad[16..18].copy_from_slice(&ATTR_NOTICE.to_be_bytes());
+        let mut mad = Smp::lid_request(Method::Trap, id::NOTICE, 0, traps.next_tid);
         let mut notice = Notice::generic(
             NoticeType::Urgent,
             ProducerType::Switch,
@@ -86,8 +75,7 @@ impl Fabric {
             lid,
         );
         notice.data_details[0..2].copy_from_slice(&lid.to_be_bytes());
-        // An LID-routed SMP's data starts at byte 64.
-        notice.emit(&mut mad[64..64 + Notice::SMP_LEN]);
+        notice.emit(&mut Smp::new_unchecked(&mut mad[..]).data_mut()[..Notice::SMP_LEN]);
         traps.pending.push(Trap {
             from: (node, 0),
             slid: lid,

@@ -347,3 +347,44 @@ fn an_sm_port_in_process_answers_sminfo_by_directed_route_and_by_lid() {
         stop.store(true, Ordering::Relaxed);
     });
 }
+
+#[test]
+fn a_link_taken_down_in_process_sends_trap_128_to_the_sm_port() {
+    use ibmad::{Mad, Notice, PhysPortState, PortInfo, PortState};
+    use umad::MethodMask;
+    // The configured start names LID 1 the SM's: H-host1's port.
+    // (A fabric of its own: the seed makes it a different one from the other tests'.)
+    let sm = Port::open_sim(&SimOptions::new(example()).faults("seed=0")).expect("sm port");
+    let _issm = sm.issm().unwrap();
+    assert_eq!(sm.ca().unwrap().ports[0].base_lid, 1);
+    sm.register(&AgentSpec::new(0x01, 1).methods(MethodMask::of(&[0x05])))
+        .unwrap();
+    // Another port disables S-sw1's port 2 (H-host2's link) by directed route.
+    let client = Port::open_sim(&SimOptions::new(example()).faults("seed=0").node("H-host3"))
+        .expect("client port");
+    let agent = client.register(&AgentSpec::new(0x81, 1)).unwrap();
+    let path = DrPath::from_hops(&[1, 8]).unwrap();
+    let get = Smp::dr_request(Method::Get, id::PORT_INFO, 2, 1, &path);
+    let r = client
+        .transact(agent, &get, &MadAddr::directed_route(), 500, 1)
+        .unwrap();
+    let mut pi = PortInfo::parse(Smp::new_checked(&r.mad[..]).unwrap().data()).unwrap();
+    pi.port_state = PortState::NoChange;
+    pi.port_physical_state = PhysPortState::Disabled;
+    let mut set = Smp::dr_request(Method::Set, id::PORT_INFO, 2, 2, &path);
+    pi.emit(Smp::new_unchecked(&mut set[..]).data_mut());
+    let r = client
+        .transact(agent, &set, &MadAddr::directed_route(), 500, 1)
+        .unwrap();
+    assert!(Smp::new_checked(&r.mad[..]).unwrap().status().is_success());
+    // The switch's trap reaches the SM port.
+    let t = sm
+        .recv(Some(Duration::from_secs(2)))
+        .unwrap()
+        .expect("Trap 128 at the SM port");
+    let mad = Mad::new_unchecked(&t.mad[..]);
+    assert_eq!((u8::from(mad.method()), mad.attr_id()), (0x05, id::NOTICE));
+    let notice = Notice::parse_smp(Smp::new_unchecked(&t.mad[..]).data()).unwrap();
+    assert_eq!(notice.trap_number().map(u16::from), Some(128), "{notice:?}");
+    assert_ne!(t.addr.lid, 0, "from the switch's LID");
+}

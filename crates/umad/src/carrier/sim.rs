@@ -238,6 +238,48 @@ impl World {
         }
     }
 
+    /// Where ports of this process attach for a packet arriving at `(node, port)`: that CA
+    /// port, or a switch's port 0.
+    fn landing(&self, (node, port): (NodeIdx, u8)) -> (NodeIdx, u8) {
+        let switch = self.net.fabric().node(node).is_switch();
+        (node, if switch { 0 } else { port })
+    }
+
+    /// Hands the traps the fabric raised (Trap 128 when a Set took a link down or up) to the
+    /// SM port of this process where each lands, after the answer to the Set; a trap with
+    /// nobody there is lost, as on a fabric.
+    fn deliver_traps(&mut self) {
+        if !self.net.fabric().has_traps() {
+            return;
+        }
+        for trap in self.net.fabric_mut().take_traps() {
+            let Ok((node, port)) = self.net.fabric_mut().route_trap(&trap) else {
+                continue;
+            };
+            let there = (
+                node,
+                if self.net.fabric().node(node).is_switch() {
+                    0
+                } else {
+                    port
+                },
+            );
+            let tid = Mad::new_unchecked(&trap.mad[..]).tid();
+            let to = self.port_at(there, tid, true);
+            if let Some(m) = to
+                .and_then(|t| self.ports.get(&t))
+                .and_then(|p| p.mailbox.upgrade())
+            {
+                m.post(Packet {
+                    mad: trap.mad.to_vec(),
+                    addr: MadAddr::new(trap.slid, 0, 0, MadAddr::DEFAULT_QKEY),
+                    qp: 0,
+                    status: 0,
+                });
+            }
+        }
+    }
+
     /// The port of this process at `at` a packet arriving there goes to: the one whose
     /// exchange it belongs to (`tid`), else the SM's (IsSM) if `sm`, else the first
     /// attached.
@@ -535,10 +577,6 @@ impl Carrier for SimCarrier {
         let mut w = self.world();
         let header = Mad::new_unchecked(&p.mad[..]);
         let (is_response, tid) = (header.is_response(), header.tid());
-        // Where a packet for this process's ports arrived: a CA's port, a switch's port 0.
-        let port_of = |f: &Fabric, (node, port): (NodeIdx, u8)| {
-            (node, if f.node(node).is_switch() { 0 } else { port })
-        };
         if is_response {
             // An answer (or an RMPP ACK) from a port of this process serving requests: to
             // the port it is for, by LID or along its return path.
@@ -547,7 +585,7 @@ impl Carrier for SimCarrier {
                 .fabric_mut()
                 .route_response(self.at, p.addr.lid, &p.mad)
             {
-                let there = port_of(w.net.fabric(), there);
+                let there = w.landing(there);
                 if let Some(to) = w.port_at(there, tid, false) {
                     let slid = w.net.fabric().lid_of(self.at.0, self.at.1);
                     w.forward((self.at, self.tag), to, &p.mad, slid, p.qp);
@@ -568,6 +606,7 @@ impl Carrier for SimCarrier {
             // The common case, without the clock: the answer, at once and once.
             Ok(Delivery::Answered(r)) if r.fate.is_plain() && w.net.in_flight() == 0 => {
                 self.mailbox.post(reply_packet(&r));
+                w.deliver_traps();
                 return Ok(());
             }
             Ok(Delivery::Answered(r)) => {
@@ -576,13 +615,14 @@ impl Carrier for SimCarrier {
                 w.net.schedule(self.tag, r);
             }
             Ok(Delivery::Unanswered(u)) => {
-                let there = port_of(w.net.fabric(), (u.at, u.port));
+                let there = w.landing((u.at, u.port));
                 if let Some(to) = w.port_at(there, tid, p.qp == 0) {
                     w.forward((self.at, self.tag), to, &u.mad, u.slid, p.qp);
                 }
             }
             Err(_) => {}
         }
+        w.deliver_traps();
         if w.net.in_flight() == 0 {
             return Ok(());
         }
