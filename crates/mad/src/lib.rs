@@ -34,6 +34,10 @@ pub use attr::{
     SlToVlTable, SmInfo, SmState, SwitchInfo, TrapNumber, VlArbTable,
 };
 pub use attr::{PortCountersExt, PortDataSl, PortSamplesControl};
+pub use attr::{
+    PortFlowCtlCounters, PortOpRcvCounters, PortRcvErrorDetails, PortSamplesResult, PortVlOpData,
+    PortVlOpPackets, PortVlXmitFlowCtlUpdateErrors, PortVlXmitWaitCounters, PortXmitDiscardDetails,
+};
 pub use rmpp::{Rmpp, RmppHeader, RmppStatus, RmppType};
 pub use sa::{SaHeader, SaMad, SaRecord, SaStatus};
 pub use smp::DrAction;

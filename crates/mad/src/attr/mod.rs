@@ -17,6 +17,7 @@ mod node_desc;
 mod node_info;
 mod notice;
 mod pkey_table;
+mod port_counter_sets;
 mod port_counters;
 mod port_counters_ext;
 mod port_data_sl;
@@ -38,6 +39,10 @@ pub use notice::{LocalChanges, Notice, NoticeType, ProducerType, TrapNumber};
 pub use pkey_table::{
     pkey_base, pkey_is_full_member, pkey_is_valid, pkey_table_attr_mod, pkeys_match, PKeyTable,
     DEFAULT_PKEY, PKEY_BASE_MASK, PKEY_FULL_MEMBER,
+};
+pub use port_counter_sets::{
+    PortFlowCtlCounters, PortOpRcvCounters, PortRcvErrorDetails, PortSamplesResult, PortVlOpData,
+    PortVlOpPackets, PortVlXmitFlowCtlUpdateErrors, PortVlXmitWaitCounters, PortXmitDiscardDetails,
 };
 pub use port_counters::PortCounters;
 pub use port_counters_ext::PortCountersExt;

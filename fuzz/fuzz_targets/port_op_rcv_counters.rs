@@ -1,0 +1,4 @@
+//! `ibmad::PortOpRcvCounters`: parse never panics; emit(parse(x)) reproduces x.
+#![no_main]
+
+mad_fuzz::repr_target!(ibmad::PortOpRcvCounters);

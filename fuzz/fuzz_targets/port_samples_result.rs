@@ -1,0 +1,4 @@
+//! `ibmad::PortSamplesResult`: parse never panics; emit(parse(x)) reproduces x.
+#![no_main]
+
+mad_fuzz::repr_target!(ibmad::PortSamplesResult);
