@@ -13,6 +13,7 @@ pub mod model;
 pub mod net;
 mod pkey;
 pub mod pma;
+pub mod pma_other;
 pub mod smi;
 pub mod state;
 mod tables;

@@ -16,6 +16,9 @@ const ALL_PORTS: u8 = 0xff;
 /// What one port has counted since it was last reset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// What PortSamplesControl set up (kept in a node's port 0; not a count: sums and
+    /// resets leave it alone).
+    pub samples: crate::pma_other::Samples,
     /// Dwords sent.
     pub xmit_data: u64,
     /// Dwords received.
@@ -112,9 +115,9 @@ impl Fabric {
     /// The PMA of `at` answers the request in `buf` in place (the response method and
     /// status set; the data is the attribute).
     pub(crate) fn pma(&mut self, at: NodeIdx, buf: &mut [u8; MAD_SIZE]) {
-        let (method, attr) = {
+        let (method, attr, attr_mod) = {
             let mad = Mad::new_unchecked(&buf[..]);
-            (mad.method(), mad.attr_id())
+            (mad.method(), mad.attr_id(), mad.attr_mod())
         };
         let data_at = ibmad::perf::PERF_DATA_OFFSET;
         let status = match (method, attr) {
@@ -221,6 +224,9 @@ impl Fabric {
                         Status::SUCCESS
                     }
                 }
+            }
+            (Method::Get | Method::Set, a) if crate::pma_other::answers(a) => {
+                self.pma_other(at, method == Method::Set, a, attr_mod, &mut buf[data_at..])
             }
             (Method::Get | Method::Set, _) => Status(Status::METHOD_ATTR_NOT_SUPPORTED),
             _ => Status(Status::METHOD_NOT_SUPPORTED),
