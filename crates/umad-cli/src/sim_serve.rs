@@ -283,22 +283,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The 64 data bytes of the SMA's answer to a local Get of `attr` at `at`.
-fn local_get(fabric: &mut Fabric, at: (NodeIdx, u8), attr: u16, modifier: u32) -> [u8; 64] {
-    let req = ibmad::Smp::dr_request(
-        ibmad::Method::Get,
-        attr,
-        modifier,
-        0,
-        &ibmad::DrPath::local(),
-    );
-    let mut out = [0u8; 64];
-    if let Ok(resp) = fabric.smp(at, &req) {
-        out.copy_from_slice(&ibmad::Smp::new_unchecked(&resp[..]).data()[..64]);
-    }
-    out
-}
-
 /// Whether something is bound at `name` (a client that died has no sockets left).
 fn alive(name: &str) -> bool {
     let Ok(addr) = wire::abstract_addr(name) else {
@@ -331,19 +315,30 @@ impl State {
     /// NodeInfo as ibsim's control channel returns it: its stored copy, whose PortGUID is
     /// the node GUID and whose LocalPortNum is the template's (1 on a CA, 0 on a switch).
     fn node_info(&mut self, at: (NodeIdx, u8)) -> [u8; 64] {
-        let mut ni = local_get(&mut self.fabric, at, id::NODE_INFO, 0);
-        ni.copy_within(12..20, 20);
-        ni[36] = u8::from(!self.is_switch(at.0));
-        ni
+        let mut out = [0u8; 64];
+        let got = self.fabric.local_get(at, id::NODE_INFO, 0).ok();
+        if let Some(mut ni) = got.and_then(|d| ibmad::NodeInfo::parse(&d).ok()) {
+            ni.port_guid = ni.node_guid;
+            ni.local_port_num = u8::from(!self.is_switch(at.0));
+            ni.emit(&mut out);
+        }
+        out
     }
 
     /// PortInfo of `port` as ibsim's control channel returns it: LocalPortNum the port's own
     /// (0 on a switch); IsSM as SET_ISSM left it, as the SMA shows it.
     fn port_info(&mut self, at: (NodeIdx, u8), port: u8) -> [u8; 64] {
-        let mut pi = local_get(&mut self.fabric, at, id::PORT_INFO, u32::from(port));
+        let mut out = [0u8; 64];
         let switch = self.is_switch(at.0);
-        pi[28] = if switch { 0 } else { port };
-        pi
+        let got = self
+            .fabric
+            .local_get(at, id::PORT_INFO, u32::from(port))
+            .ok();
+        if let Some(mut pi) = got.and_then(|d| ibmad::PortInfo::parse(&d).ok()) {
+            pi.local_port_num = if switch { 0 } else { port };
+            pi.emit(&mut out);
+        }
+        out
     }
 
     /// The port a packet that arrived at `port` of `node` is for, as ibsim matches clients
