@@ -91,6 +91,83 @@ impl Counters {
     }
 }
 
+/// Which counters a Set of PortCounters or PortCountersExtended resets: its CounterSelect
+/// (and PortCounters' CounterSelect2), bit by bit as IBA's tables 247 and 251 name them.
+/// PortCountersExtended's unicast counters are the packet counters here (one store), so
+/// their bits reset those.
+#[derive(Debug, Clone, Copy)]
+struct Reset {
+    ext: bool,
+    select: u16,
+    select2: u8,
+}
+
+impl Reset {
+    fn of(ext: bool, data: &[u8]) -> Reset {
+        if ext {
+            let c = PortCountersExt::parse(data).map_or(0, |c| c.counter_select);
+            Reset {
+                ext,
+                select: c,
+                select2: 0,
+            }
+        } else {
+            let c = PortCounters::parse(data).ok();
+            Reset {
+                ext,
+                select: c.as_ref().map_or(0, |c| c.counter_select),
+                select2: c.map_or(0, |c| c.counter_select2),
+            }
+        }
+    }
+
+    fn apply(&self, c: &mut Counters) {
+        let bit = |n: u16| self.select & (1 << n) != 0;
+        if self.ext {
+            // Bits 4 and 5 (unicast) reset the packet counters as bits 2 and 3 do.
+            let wipe: [(bool, &mut u64); 4] = [
+                (bit(0), &mut c.xmit_data),
+                (bit(1), &mut c.rcv_data),
+                (bit(2) || bit(4), &mut c.xmit_pkts),
+                (bit(3) || bit(5), &mut c.rcv_pkts),
+            ];
+            for (on, v) in wipe {
+                if on {
+                    *v = 0;
+                }
+            }
+            return;
+        }
+        let wipe: [(u16, &mut u64); 16] = [
+            (0, &mut c.symbol_errors),
+            (1, &mut c.link_error_recovery),
+            (2, &mut c.link_downed),
+            (3, &mut c.rcv_errors),
+            (4, &mut c.rcv_remote_physical_errors),
+            (5, &mut c.rcv_switch_relay_errors),
+            (6, &mut c.xmit_discards),
+            (7, &mut c.xmit_constraint_errors),
+            (8, &mut c.rcv_constraint_errors),
+            (9, &mut c.local_link_integrity_errors),
+            (10, &mut c.excessive_buffer_overrun_errors),
+            (11, &mut c.vl15_dropped),
+            (12, &mut c.xmit_data),
+            (13, &mut c.rcv_data),
+            (14, &mut c.xmit_pkts),
+            (15, &mut c.rcv_pkts),
+        ];
+        for (n, v) in wipe {
+            if bit(n) {
+                *v = 0;
+            }
+        }
+        // CounterSelect2 bit 0: PortXmitWait.
+        if self.select2 & 1 != 0 {
+            c.xmit_wait = 0;
+        }
+    }
+}
+
 /// A 64-bit count seen through a narrower counter, which stops at its maximum (IBA 16.1.3.5).
 fn sat<T: TryFrom<u64> + Copy>(v: u64, max: T) -> T {
     T::try_from(v).unwrap_or(max)
@@ -151,9 +228,9 @@ impl Fabric {
                     None => Status(Status::INVALID_ATTR_VALUE),
                     Some(ports) => {
                         if method == Method::Set {
+                            let reset = Reset::of(ext, &buf[data_at..]);
                             for p in &ports {
-                                self.node_mut(at).ports[usize::from(*p)].counters =
-                                    Counters::default();
+                                reset.apply(&mut self.node_mut(at).ports[usize::from(*p)].counters);
                             }
                         }
                         let mut total = Counters::default();

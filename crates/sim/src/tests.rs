@@ -401,14 +401,27 @@ fn the_pma_counts_simulated_traffic_and_resets() {
         .unwrap();
     let e = PortCountersExt::parse(&r.mad[64..]).unwrap();
     assert_eq!(e.port_xmit_pkts, 3);
-    // Set resets; a port the node does not have is an error status.
-    f.deliver(
-        (h1, 1),
-        l_sw1,
-        1,
-        &pma(attr_id::PORT_COUNTERS, Method::Set, 3),
-    )
-    .unwrap();
+    // Set resets what CounterSelect selects: nothing with 0, one counter with its bit,
+    // everything with 0xffff (what perfquery -R sends); a port the node does not have is
+    // an error status.
+    let reset = |f: &mut Fabric, select: u16| {
+        let mut req = pma(attr_id::PORT_COUNTERS, Method::Set, 3);
+        req[64 + 2..64 + 4].copy_from_slice(&select.to_be_bytes());
+        f.deliver((h1, 1), l_sw1, 1, &req).unwrap();
+    };
+    let before = counters(&mut f, l_sw1, 3);
+    assert_ne!(before.port_xmit_pkts, 0);
+    reset(&mut f, 0);
+    // (Port 3 carries none of these queries: its counts stand still.)
+    assert_eq!(counters(&mut f, l_sw1, 3), before);
+    reset(&mut f, 1 << 14);
+    let after = counters(&mut f, l_sw1, 3);
+    assert_eq!(after.port_xmit_pkts, 0, "PortXmitPkts reset");
+    assert_eq!(
+        after.port_xmit_data, before.port_xmit_data,
+        "PortXmitData kept"
+    );
+    reset(&mut f, 0xffff);
     assert_eq!(counters(&mut f, l_sw1, 3).port_xmit_pkts, 0);
     let r = f
         .deliver(
