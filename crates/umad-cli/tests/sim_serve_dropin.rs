@@ -6,69 +6,17 @@
 //! daemon).
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use common::{mask_date, native, run, umad};
 use compat::{require_drop_in, Library};
 use ibsim_harness::{fabrics_dir, require_ibsim, Ibsim};
-
-/// `umad sim serve <netfile>` (unconfigured, as ibsim starts), stopped when dropped.
-struct Daemon {
-    child: Child,
-    socket: String,
-}
-
-impl Daemon {
-    fn start(netfile: &Path) -> Daemon {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let socket = format!(
-            "umadrs-dropin-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        );
-        let child = Command::new(umad())
-            .args(["sim", "serve"])
-            .arg(netfile)
-            .args(["--socket", &socket])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("umad sim serve starts");
-        let mut d = Daemon { child, socket };
-        // Ready when a native client attaches.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            assert!(
-                d.child.try_wait().unwrap().is_none(),
-                "umad sim serve exited during start-up"
-            );
-            let ok = Command::new(umad())
-                .arg("ibstat")
-                .env("UMAD_IBSIM", &d.socket)
-                .env_remove("UMAD_SIM")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if ok {
-                return d;
-            }
-            assert!(Instant::now() < deadline, "umad sim serve is not ready");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use serve::Serve;
 
 /// opensm's command turned from a umad2sim client of `sim` into a native client of the
 /// daemon on the drop-in in `dir`. That it ran on the drop-in needs no other check: without
@@ -107,9 +55,9 @@ fn gates(test: &str) -> Option<PathBuf> {
 fn sweep_on_the_drop_in(fabric: &str, dir: &Path) {
     let netfile = fabrics_dir().join(fabric);
     let sim = Ibsim::start(&netfile).expect("ibsim starts");
-    let daemon = Daemon::start(&netfile);
+    let daemon = Serve::start(&netfile);
     sim.run_sm_once().expect("C opensm -o on ibsim");
-    let socket = daemon.socket.clone();
+    let socket = daemon.socket().to_string();
     let dir2 = dir.to_path_buf();
     let swept = sim
         .opensm()
@@ -122,7 +70,7 @@ fn sweep_on_the_drop_in(fabric: &str, dir: &Path) {
     assert!(swept.log().contains("SUBNET UP"), "{fabric}: no SUBNET UP");
     for tool in ["iblinkinfo", "ibnetdiscover"] {
         let want = ours(&sim, sim.socket_name(), None, tool, &[]);
-        let got = ours(&sim, &daemon.socket, None, tool, &[]);
+        let got = ours(&sim, daemon.socket(), None, tool, &[]);
         assert_eq!(want.0, 0, "{fabric}: {tool} on ibsim");
         assert!(
             got == want,
@@ -156,7 +104,7 @@ fn a_resident_opensm_on_the_drop_in_serves_saquery_through_the_daemon() {
     };
     let netfile = fabrics_dir().join("example.net");
     let sim = Ibsim::start(&netfile).expect("ibsim starts");
-    let daemon = Daemon::start(&netfile);
+    let daemon = Serve::start(&netfile);
     // opensm on the drop-in on both: opensm under umad2sim answers a multi-MAD SA table
     // with broken RMPP (one GetTableResp with only the ACTIVE flag), which no native
     // client can take whole.
@@ -170,15 +118,15 @@ fn a_resident_opensm_on_the_drop_in_serves_saquery_through_the_daemon() {
             .start_daemon()
     };
     let _on_ibsim = resident(sim.socket_name().to_string()).expect("opensm on ibsim");
-    let _on_daemon = resident(daemon.socket.clone()).expect("opensm on the daemon");
+    let _on_daemon = resident(daemon.socket().to_string()).expect("opensm on the daemon");
     // From another CA than the SM's: NodeRecords (a multi-MAD RMPP table) and sminfo.
     for (tool, args) in [("saquery", &[][..]), ("saquery", &["-N"][..])] {
         let want = ours(&sim, sim.socket_name(), Some("H-host3"), tool, args);
-        let got = ours(&sim, &daemon.socket, Some("H-host3"), tool, args);
+        let got = ours(&sim, daemon.socket(), Some("H-host3"), tool, args);
         assert_eq!(want.0, 0, "{tool} {args:?} on ibsim: {}", want.1);
         assert_eq!(got, want, "umad {tool} {args:?} through the daemon");
     }
-    let (code, text) = ours(&sim, &daemon.socket, Some("H-host3"), "sminfo", &[]);
+    let (code, text) = ours(&sim, daemon.socket(), Some("H-host3"), "sminfo", &[]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("SMINFO_MASTER"), "{text}");
 }
@@ -201,8 +149,8 @@ fn opensm_brings_up_10400_nodes_on_the_daemon() {
     std::fs::write(&netfile, spec.netfile().unwrap()).unwrap();
     let mut seen = Vec::new();
     for drop_in in [true, false] {
-        let daemon = Daemon::start(&netfile);
-        let socket = daemon.socket.clone();
+        let daemon = Serve::start(&netfile);
+        let socket = daemon.socket().to_string();
         let dir = dir.clone();
         let started = Instant::now();
         sim.opensm()
@@ -225,7 +173,7 @@ fn opensm_brings_up_10400_nodes_on_the_daemon() {
             },
             started.elapsed()
         );
-        let (code, text) = ours(&sim, &daemon.socket, None, "iblinkinfo", &[]);
+        let (code, text) = ours(&sim, daemon.socket(), None, "iblinkinfo", &[]);
         assert_eq!(code, 0);
         let linked: Vec<&str> = text
             .lines()
