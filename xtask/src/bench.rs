@@ -70,31 +70,51 @@ pub(crate) fn parse_opts_full(
     min_runs: usize,
     pin_default: bool,
 ) -> Result<Opts, String> {
-    let mut opts = Opts {
-        runs: default_runs,
-        pin: pin_default,
-    };
+    let usage = if pin_default { "[--no-pin]" } else { "[--pin]" };
+    let (runs, given) = parse_runs_and_flags(
+        args,
+        command,
+        default_runs,
+        min_runs,
+        &["--pin", "--no-pin"],
+        usage,
+    )?;
+    let pin = given.iter().fold(pin_default, |_, f| *f == "--pin");
+    Ok(Opts { runs, pin })
+}
+
+/// Parses `[--runs N]` (N ≥ `min_runs`, default `default_runs`) and the bare `flags` of
+/// `cargo xtask COMMAND`; returns N and the flags given, in order. An unknown option is an
+/// error whose usage line lists `usage` after `[--runs N]`.
+pub(crate) fn parse_runs_and_flags<'a>(
+    args: &'a [String],
+    command: &str,
+    default_runs: usize,
+    min_runs: usize,
+    flags: &[&str],
+    usage: &str,
+) -> Result<(usize, Vec<&'a str>), String> {
+    let mut runs = default_runs;
+    let mut given = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--runs" => {
                 let n = it.next().ok_or("--runs needs a number")?;
-                opts.runs = match n.parse::<usize>() {
+                runs = match n.parse::<usize>() {
                     Ok(n) if n >= min_runs => n,
                     _ => return Err(format!("--runs needs a number ≥ {min_runs}, got {n:?}")),
                 };
             }
-            "--no-pin" => opts.pin = false,
-            "--pin" => opts.pin = true,
+            f if flags.contains(&f) => given.push(f),
             other => {
-                let pin = if pin_default { "--no-pin" } else { "--pin" };
                 return Err(format!(
-                    "unknown option {other:?} (usage: cargo xtask {command} [--runs N] [{pin}])"
+                    "unknown option {other:?} (usage: cargo xtask {command} [--runs N] {usage})"
                 ));
             }
         }
     }
-    Ok(opts)
+    Ok((runs, given))
 }
 
 /// Pins this process (and so every process it starts later) to its last allowed CPU with

@@ -17,14 +17,29 @@
 //!    to the first spine (2 hops), [`WINDOW`] in flight through `umad::rpc::Rpc`: on a port
 //!    of this process's simulated fabric (`Port::open_sim`, loaded once per tree), and on
 //!    the port that found ibsim answering (`Port::open_ibsim`), same route, same count.
+//!    And through our daemon, `umad sim serve NETFILE --socket NAME` (the `umad` binary of
+//!    3., started unconfigured as ibsim is, one per round): the same route and count on a
+//!    port attached to it with `Port::open_ibsim`, its start-up and `VmHWM` taken as
+//!    ibsim's are.
 //! 3. **Discovery.** `umad ibnetdiscover` (crates/umad-cli, release; or `UMAD_BIN`) with
 //!    `UMAD_SIM=<netfile>`: wall from spawn to exit (load, configure, discover, print), and
 //!    its peak memory, through a child of this program ([`CHILD_COMMAND`] `discover`) whose
 //!    `RUSAGE_CHILDREN` has only that process. Every run must list every node.
+//! 4. **opensm bring-up.** On trees under [`LARGE_NODES`] (at ~41k nodes one bring-up on
+//!    ibsim takes over a minute): a fresh ibsim (the harness's [`Ibsim`]) and a fresh,
+//!    unconfigured daemon per round, `opensm -o` under umad2sim on each (the harness's
+//!    runner; `IBSIM_SOCKNAME` pointed at the daemon for ours), in alternating order: the
+//!    wall of each opensm process, which must log `SUBNET UP`. opensm's log at its default
+//!    level gives no SMP count, so none is printed.
+//!
+//! Peak memory per port: each side's peak bytes ÷ the tree's ports (every switch port,
+//! port 0 included, and every HCA port: what ibsim's `-P` counts).
 //!
 //! Goals (issue 16): start-up ≥ [`GOAL_LOAD_SPEEDUP`]× faster than ibsim's at ~41k nodes; the
-//! in-process SMP rate ≥ [`GOAL_RATE`]× ibsim's; discovery of 10,400 nodes in < 1 s and of
-//! ~41k in < 4 s. Unpinned (on 2 CPUs ibsim and its client each get one).
+//! in-process SMP rate ≥ [`GOAL_RATE`]× ibsim's, through our daemon ≥ [`GOAL_RATE_DAEMON`]×;
+//! discovery of 10,400 nodes in < 1 s and of ~41k in < 4 s. opensm's bring-up on our daemon ÷
+//! on ibsim is printed without a goal. Unpinned (on 2 CPUs a simulator and its client each
+//! get one).
 //!
 //! The SMP rates run in this process, so the command re-runs itself as an optimized build.
 
@@ -35,13 +50,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use ibmad::{DrPath, Method, NodeInfo, NodeType, Smp};
-use ibsim_harness::{find_tool, install_hint, run_with_timeout, Need, TempDir};
+use ibsim_harness::{find_tool, install_hint, run_with_timeout, Ibsim, Need, TempDir};
 use umad::rpc::{Outcome, Rpc, Window};
 use umad::{IbsimOptions, MadAddr, Port, SimOptions};
 
 use crate::bench;
 use crate::fattree::FatTree;
-use crate::stats::{goal_met, median, median_f64, met, ms, per_second, sorted_ms, Goal};
+use crate::stats::{goal_met, median, median_f64, met, ms, per_second, ratio, sorted_ms, Goal};
 
 const COMMAND: &str = "bench-sim";
 /// The subcommand this program runs as its own child (`load`, `discover`).
@@ -65,6 +80,8 @@ const PROBE: Duration = Duration::from_millis(1);
 const GOAL_LOAD_SPEEDUP: f64 = 20.0;
 /// In-process SMP rate ÷ ibsim's to reach.
 const GOAL_RATE: f64 = 10.0;
+/// SMP rate through our daemon ÷ ibsim's to reach.
+const GOAL_RATE_DAEMON: f64 = 3.0;
 /// Discovery walls to stay under: (nodes at least, seconds).
 const GOAL_DISCOVER: [(usize, f64); 2] = [(10_000, 1.0), (40_000, 4.0)];
 /// ibsim 0.10's LinearFDBCap without `-L`, and the most a unicast LID needs.
@@ -105,29 +122,18 @@ struct Opts {
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
-    let mut opts = Opts {
-        runs: DEFAULT_RUNS,
-        quick: false,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--runs" => {
-                let n = it.next().ok_or("--runs needs a number")?;
-                opts.runs = match n.parse::<usize>() {
-                    Ok(n) if n >= MIN_RUNS => n,
-                    _ => return Err(format!("--runs needs a number ≥ {MIN_RUNS}, got {n:?}")),
-                };
-            }
-            "--quick" => opts.quick = true,
-            other => {
-                return Err(format!(
-                    "unknown option {other:?} (usage: cargo xtask {COMMAND} [--runs N] [--quick])"
-                ))
-            }
-        }
-    }
-    Ok(opts)
+    let (runs, flags) = bench::parse_runs_and_flags(
+        args,
+        COMMAND,
+        DEFAULT_RUNS,
+        MIN_RUNS,
+        &["--quick"],
+        "[--quick]",
+    )?;
+    Ok(Opts {
+        runs,
+        quick: !flags.is_empty(),
+    })
 }
 
 /// The ibsim flags `tree` needs: the generator's `-N`/`-S`/`-P`, and `-L` once its LIDs (one
@@ -186,6 +192,8 @@ fn verdict(value: Option<f64>, goal: Goal) -> &'static str {
 #[derive(Debug, Default)]
 struct Figures {
     nodes: usize,
+    /// Ports (switch ports with port 0, HCA ports), as the `load` child counted them.
+    ports: usize,
     /// Ours: spawn to loaded and configured; the load and configure inside; peak kB.
     ours_ready: Duration,
     ours_load: Duration,
@@ -196,8 +204,14 @@ struct Figures {
     /// SMPs/s in process and through ibsim.
     rate_sim: f64,
     rate_ibsim: Option<f64>,
+    /// Our daemon: spawn to answering, peak kB then, and SMPs/s through it (`None`: no
+    /// `umad` binary).
+    daemon: Option<(Duration, u64)>,
+    rate_daemon: Option<f64>,
     /// `umad ibnetdiscover` under UMAD_SIM: wall, peak kB.
     discover: Option<(Duration, u64)>,
+    /// `opensm -o` walls on our daemon and on ibsim, and the rounds (`None`: not run).
+    opensm: Option<(Duration, Duration, usize)>,
 }
 
 impl Figures {
@@ -208,6 +222,18 @@ impl Figures {
     }
     fn rate_ratio(&self) -> Option<f64> {
         self.rate_ibsim.map(|r| self.rate_sim / r.max(1e-9))
+    }
+    /// The SMP rate through our daemon ÷ through ibsim.
+    fn daemon_rate_ratio(&self) -> Option<f64> {
+        Some(self.rate_daemon? / self.rate_ibsim?.max(1e-9))
+    }
+    /// opensm's bring-up on our daemon ÷ on ibsim.
+    fn opensm_ratio(&self) -> Option<f64> {
+        self.opensm.map(|(ours, ib, _)| ratio(ours, ib))
+    }
+    /// Peak bytes per port of a peak in kB.
+    fn per_port(&self, peak_kb: u64) -> f64 {
+        peak_kb as f64 * 1024.0 / self.ports.max(1) as f64
     }
 }
 
@@ -255,7 +281,11 @@ enum Contender {
     /// ibsim's start-up, then its SMP rate on that instance.
     Ibsim,
     OursRate,
+    /// Our daemon's start-up, then its SMP rate.
+    Daemon,
     Discover,
+    /// `opensm -o` on a fresh daemon and on a fresh ibsim.
+    Opensm,
 }
 
 fn measure(
@@ -303,9 +333,13 @@ fn measure(
         Port::open_sim(&SimOptions::new(net)).map_err(|e| format!("Port::open_sim: {e}"))?;
     let sim_rpc = Rpc::with_window(sim_port, Window::of(WINDOW));
 
+    let with_opensm = umad.is_some() && opensm_applies(n);
     let mut contenders = vec![Contender::OursLoad, Contender::Ibsim, Contender::OursRate];
     if umad.is_some() {
-        contenders.push(Contender::Discover);
+        contenders.extend([Contender::Daemon, Contender::Discover]);
+    }
+    if with_opensm {
+        contenders.push(Contender::Opensm);
     }
     let mut ours: Vec<LoadFigures> = Vec::new();
     let mut ours_ready = Vec::new();
@@ -315,6 +349,10 @@ fn measure(
     let mut sim_rate = Vec::new();
     let mut disc = Vec::new();
     let mut disc_peak = Vec::new();
+    let mut dm_ready = Vec::new();
+    let mut dm_peak = Vec::new();
+    let mut dm_rate = Vec::new();
+    let (mut sm_ours, mut sm_ibsim) = (Vec::new(), Vec::new());
     for i in 0..opts.runs {
         for k in 0..contenders.len() {
             match contenders[(i + k) % contenders.len()] {
@@ -324,13 +362,29 @@ fn measure(
                     ours.push(f);
                 }
                 Contender::Ibsim if ib_ready.len() < ib_runs => {
-                    let (ready, peak, rate) = ibsim_start(ibsim, net, &flags, &route, dir)?;
+                    let (ready, peak, rate) =
+                        server_run(Server::Ibsim(ibsim, &flags), net, &route, dir)?;
                     ib_ready.push(ready);
                     ib_peak.push(peak as f64);
                     ib_rate.push(rate);
                 }
                 Contender::Ibsim => {}
                 Contender::OursRate => sim_rate.push(smp_rate(&sim_rpc, &route)?),
+                Contender::Daemon => {
+                    if let Some(u) = umad {
+                        let (ready, peak, rate) = server_run(Server::Daemon(u), net, &route, dir)?;
+                        dm_ready.push(ready);
+                        dm_peak.push(peak as f64);
+                        dm_rate.push(rate);
+                    }
+                }
+                Contender::Opensm => {
+                    if let Some(u) = umad {
+                        let (ours, ib) = opensm_pair(net, &flags, u, dir, i % 2 == 0)?;
+                        sm_ours.push(ours);
+                        sm_ibsim.push(ib);
+                    }
+                }
                 Contender::Discover => {
                     if let Some(u) = umad {
                         let (wall, peak) = discover_child(u, net, n)?;
@@ -365,14 +419,35 @@ fn measure(
             sorted_k(&ib_rate)
         );
     }
+    if !dm_ready.is_empty() {
+        println!(
+            "  our daemon, spawn to answering (ms, sorted):     {}",
+            sorted_ms(&dm_ready)
+        );
+        println!(
+            "  SMPs/s through our daemon (k, sorted):           {}",
+            sorted_k(&dm_rate)
+        );
+    }
     if !disc.is_empty() {
         println!(
             "  umad ibnetdiscover, UMAD_SIM (ms, sorted):       {}",
             sorted_ms(&disc)
         );
     }
+    if !sm_ours.is_empty() {
+        println!(
+            "  opensm -o on our daemon (ms, sorted):            {}",
+            sorted_ms(&sm_ours)
+        );
+        println!(
+            "  opensm -o on ibsim (ms, sorted):                 {}",
+            sorted_ms(&sm_ibsim)
+        );
+    }
     let f = Figures {
         nodes: n,
+        ports: first.ports,
         ours_ready: median(&ours_ready),
         ours_load: med_of(&ours, |f| f.load),
         ours_configure: med_of(&ours, |f| f.configure),
@@ -386,27 +461,47 @@ fn measure(
         }),
         rate_sim: median_f64(&sim_rate),
         rate_ibsim: (!ib_rate.is_empty()).then(|| median_f64(&ib_rate)),
+        daemon: (!dm_ready.is_empty()).then(|| (median(&dm_ready), median_f64(&dm_peak) as u64)),
+        rate_daemon: (!dm_rate.is_empty()).then(|| median_f64(&dm_rate)),
         discover: (!disc.is_empty()).then(|| (median(&disc), median_f64(&disc_peak) as u64)),
+        opensm: (!sm_ours.is_empty()).then(|| (median(&sm_ours), median(&sm_ibsim), sm_ours.len())),
     };
     println!(
-        "  medians: ours {:.1} ms (load {:.1} + configure {:.1} in process), {:.1} MB peak; \
-         ibsim {}; SMPs in process {:.1}k/s, ibsim {}; discovery {}",
+        "  medians ({} ports): ours {:.1} ms (load {:.1} + configure {:.1} in process), {:.1} \
+         MB peak ({:.0} B/port); ibsim {}; our daemon {}; SMPs in process {:.1}k/s, ibsim {}, \
+         our daemon {}; discovery {}; opensm -o on our daemon / on ibsim {}",
+        f.ports,
         ms(f.ours_ready),
         ms(f.ours_load),
         ms(f.ours_configure),
         mb(f.ours_peak_kb),
+        f.per_port(f.ours_peak_kb),
         f.ibsim.map_or("not started".into(), |(t, p, _)| format!(
-            "{:.1} ms, {:.1} MB peak",
+            "{:.1} ms, {:.1} MB peak ({:.0} B/port)",
             ms(t),
-            mb(p)
+            mb(p),
+            f.per_port(p)
+        )),
+        f.daemon.map_or("not started".into(), |(t, p)| format!(
+            "{:.1} ms, {:.1} MB peak ({:.0} B/port)",
+            ms(t),
+            mb(p),
+            f.per_port(p)
         )),
         f.rate_sim / 1e3,
         f.rate_ibsim
+            .map_or("-".into(), |r| format!("{:.1}k/s", r / 1e3)),
+        f.rate_daemon
             .map_or("-".into(), |r| format!("{:.1}k/s", r / 1e3)),
         f.discover.map_or("-".into(), |(t, p)| format!(
             "{:.1} ms, {:.1} MB peak",
             ms(t),
             mb(p)
+        )),
+        f.opensm.map_or("-".into(), |(o, i, _)| format!(
+            "{:.2} s / {:.2} s",
+            o.as_secs_f64(),
+            i.as_secs_f64()
         )),
     );
     Ok(f)
@@ -428,17 +523,23 @@ fn mb(kb: u64) -> f64 {
 /// The closing table and the goals.
 fn summary(all: &[(FatTree, Figures)], opts: &Opts) {
     println!(
-        "\n  {:>6} {:>9} {:>9} {:>8} {:>13} {:>9} {:>9} {:>7} {:>10} {:>9}",
+        "\n  {:>6} {:>9} {:>9} {:>8} {:>13} {:>6} {:>9} {:>9} {:>7} {:>10} {:>7} {:>10} {:>9} \
+         {:>15} {:>6}",
         "nodes",
         "ours ms",
         "ibsim ms",
         "speed-up",
         "peak MB o/i",
+        "B/port",
         "SMP k/s",
         "ibsim k/s",
         "÷ ibsim",
+        "daemon k/s",
+        "÷ ibsim",
         "discover",
-        "disc. MB"
+        "disc. MB",
+        "opensm o/i s",
+        "o ÷ i"
     );
     for (_, f) in all {
         let (ib_ms, speedup, peaks) = match f.ibsim {
@@ -456,22 +557,33 @@ fn summary(all: &[(FatTree, Figures)], opts: &Opts) {
         let (disc, disc_mb) = f.discover.map_or(("-".into(), "-".into()), |(t, p)| {
             (format!("{:.2} s", t.as_secs_f64()), format!("{:.0}", mb(p)))
         });
+        let sm = f.opensm.map_or("-".into(), |(o, i, _)| {
+            format!("{:.2} / {:.2}", o.as_secs_f64(), i.as_secs_f64())
+        });
         println!(
-            "  {:>6} {:>9.1} {ib_ms:>9} {speedup:>8} {peaks:>13} {:>9.1} {:>9} {:>7} {disc:>10} \
-             {disc_mb:>9}",
+            "  {:>6} {:>9.1} {ib_ms:>9} {speedup:>8} {peaks:>13} {:>6.0} {:>9.1} {:>9} {:>7} \
+             {:>10} {:>7} {disc:>10} {disc_mb:>9} {sm:>15} {:>6}",
             f.nodes,
             ms(f.ours_ready),
+            f.per_port(f.ours_peak_kb),
             f.rate_sim / 1e3,
             f.rate_ibsim
                 .map_or("-".into(), |r| format!("{:.1}", r / 1e3)),
             f.rate_ratio().map_or("-".into(), |r| format!("{r:.1}×")),
+            f.rate_daemon
+                .map_or("-".into(), |r| format!("{:.1}", r / 1e3)),
+            f.daemon_rate_ratio()
+                .map_or("-".into(), |r| format!("{r:.1}×")),
+            f.opensm_ratio().map_or("-".into(), |r| format!("{r:.2}")),
         );
     }
     println!(
         "  ours: a child process, spawn to Fabric::load + configure done; ibsim: spawn to its \
-         socket answering; peak = ru_maxrss (ours) / VmHWM (ibsim); SMPs: {SMPS} DR \
-         Get(NodeInfo), 2 hops, {WINDOW} in flight (umad::rpc); discover: `umad ibnetdiscover` \
-         under UMAD_SIM, spawn to exit; medians of {} rounds{}",
+         socket answering; peak = ru_maxrss (ours) / VmHWM (ibsim); B/port = ours ÷ ports; \
+         SMPs: {SMPS} DR Get(NodeInfo), 2 hops, {WINDOW} in flight (umad::rpc), in process, \
+         through ibsim and through our daemon (`umad sim serve`); discover: `umad \
+         ibnetdiscover` under UMAD_SIM, spawn to exit; opensm: `opensm -o` wall, cold, on our \
+         daemon / on ibsim (trees under {LARGE_NODES} nodes); medians of {} rounds{}",
         opts.runs,
         if all
             .iter()
@@ -508,6 +620,18 @@ fn summary(all: &[(FatTree, Figures)], opts: &Opts) {
         );
     }
     for (_, f) in all {
+        println!(
+            "    SMP rate through our daemon ≥ {GOAL_RATE_DAEMON:.0}× ibsim's at {} nodes: {}{}",
+            f.nodes,
+            f.daemon_rate_ratio()
+                .map_or(String::new(), |r| format!("{r:.1}×, ")),
+            match (f.daemon_rate_ratio(), f.rate_ibsim, opts.quick) {
+                (None, None, true) => "not measured (--quick)",
+                (r, _, _) => verdict(r, Goal::AtLeast(GOAL_RATE_DAEMON)),
+            }
+        );
+    }
+    for (_, f) in all {
         if let Some(limit) = discover_goal(f.nodes) {
             let s = f.discover.map(|(t, _)| t.as_secs_f64());
             println!(
@@ -516,6 +640,26 @@ fn summary(all: &[(FatTree, Figures)], opts: &Opts) {
                 s.map_or(String::new(), |s| format!("{s:.2} s, ")),
                 verdict(s, Goal::AtMost(limit))
             );
+        }
+    }
+    println!("  opensm -o cold bring-up, on our daemon ÷ on ibsim (no goal):");
+    for (_, f) in all {
+        match (f.opensm, f.opensm_ratio()) {
+            (Some((o, i, runs)), Some(r)) => println!(
+                "    {} nodes: {:.2} s ÷ {:.2} s = {r:.2} ({runs} rounds)",
+                f.nodes,
+                o.as_secs_f64(),
+                i.as_secs_f64()
+            ),
+            _ => println!(
+                "    {} nodes: not measured{}",
+                f.nodes,
+                if opensm_applies(f.nodes) {
+                    " (no umad binary)"
+                } else {
+                    " (over a minute per bring-up on ibsim)"
+                }
+            ),
         }
     }
 }
@@ -529,21 +673,24 @@ struct LoadFigures {
     configure: Duration,
     peak_kb: u64,
     nodes: usize,
+    /// Switch ports with port 0, and HCA ports.
+    ports: usize,
 }
 
-/// Parses a `load` child's line: `LOAD_US CONFIGURE_US PEAK_KB NODES`.
-fn parse_load_line(line: &str) -> Option<(Duration, Duration, u64, usize)> {
+/// Parses a `load` child's line: `LOAD_US CONFIGURE_US PEAK_KB NODES PORTS`.
+fn parse_load_line(line: &str) -> Option<(Duration, Duration, u64, usize, usize)> {
     let v: Vec<u64> = line
         .split_whitespace()
         .map(str::parse)
         .collect::<Result<_, _>>()
         .ok()?;
     match v[..] {
-        [l, c, p, n] => Some((
+        [l, c, p, n, ports] => Some((
             Duration::from_micros(l),
             Duration::from_micros(c),
             p,
             usize::try_from(n).ok()?,
+            usize::try_from(ports).ok()?,
         )),
         _ => None,
     }
@@ -598,7 +745,7 @@ fn load_child(net: &Path) -> Result<LoadFigures, String> {
             net.display()
         ));
     }
-    let (load, configure, peak_kb, nodes) =
+    let (load, configure, peak_kb, nodes, ports) =
         parse_load_line(&line).ok_or_else(|| format!("{CHILD_COMMAND} load printed {line:?}"))?;
     Ok(LoadFigures {
         ready,
@@ -606,6 +753,7 @@ fn load_child(net: &Path) -> Result<LoadFigures, String> {
         configure,
         peak_kb,
         nodes,
+        ports,
     })
 }
 
@@ -636,26 +784,67 @@ fn discover_child(umad: &Path, net: &Path, nodes: usize) -> Result<(Duration, u6
     Ok((wall, peak))
 }
 
-/// A started ibsim, stopped (SIGKILL, then reaped) when dropped.
-struct IbsimProcess(Child);
+/// A simulator a native port attaches to.
+#[derive(Debug, Clone, Copy)]
+enum Server<'a> {
+    /// ibsim, with the flags the tree needs.
+    Ibsim(&'a Path, &'a [String]),
+    /// Our daemon, `umad sim serve` of this `umad` binary, unconfigured (as ibsim starts).
+    Daemon(&'a Path),
+}
 
-impl Drop for IbsimProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+impl Server<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Server::Ibsim(..) => "ibsim",
+            Server::Daemon(_) => "umad sim serve",
+        }
+    }
+
+    /// The command serving `net` on the socket name `socket`.
+    fn command(&self, net: &Path, socket: &str) -> Command {
+        match *self {
+            Server::Ibsim(ibsim, flags) => {
+                let mut cmd = Command::new(ibsim);
+                cmd.args(["-s", "--no-console"])
+                    .args(flags)
+                    .arg(net)
+                    .env(ibsim_harness::SOCKNAME_ENV, socket);
+                cmd
+            }
+            Server::Daemon(umad) => {
+                let mut cmd = Command::new(umad);
+                cmd.args(["sim", "serve"])
+                    .arg(net)
+                    .args(["--socket", socket]);
+                cmd
+            }
+        }
     }
 }
 
-/// Starts ibsim on `net`; returns spawn-to-answering, its peak kB then, and the SMP rate
-/// measured on it.
-fn ibsim_start(
-    ibsim: &Path,
+/// A started simulator, stopped (SIGKILL, then reaped) when dropped.
+struct ServerProcess {
+    child: Child,
+    socket: String,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `server` on `net` (its output in `dir/<socket>.log`); returns it once its control
+/// socket answers, with the port that found it answering and the time from spawn.
+fn start_server(
+    server: Server,
     net: &Path,
-    flags: &[String],
-    route: &[u8],
     dir: &Path,
-) -> Result<(Duration, u64, f64), String> {
+) -> Result<(ServerProcess, Port, Duration), String> {
     static NEXT: AtomicU32 = AtomicU32::new(0);
+    let name = server.name();
     let socket = format!(
         "benchsim{}-{}",
         std::process::id(),
@@ -665,49 +854,119 @@ fn ibsim_start(
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let log2 = log.try_clone().map_err(|e| e.to_string())?;
-    let started = Instant::now();
-    let child = Command::new(ibsim)
-        .args(["-s", "--no-console"])
-        .args(flags)
-        .arg(net)
-        .current_dir(dir)
-        .env(ibsim_harness::SOCKNAME_ENV, &socket)
+    let mut cmd = server.command(net, &socket);
+    cmd.current_dir(dir)
         .env_remove("LD_PRELOAD")
         .stdin(Stdio::null())
         .stdout(Stdio::from(log))
-        .stderr(Stdio::from(log2))
-        .spawn()
-        .map_err(|e| format!("starting {}: {e}", ibsim.display()))?;
-    let mut proc = IbsimProcess(child);
+        .stderr(Stdio::from(log2));
+    let started = Instant::now();
+    let child = cmd.spawn().map_err(|e| format!("starting {name}: {e}"))?;
+    let mut proc = ServerProcess {
+        child,
+        socket: socket.clone(),
+    };
     let opts = IbsimOptions::new(socket.as_str());
     let port = loop {
         if let Ok(p) = Port::open_ibsim(&opts) {
             break p;
         }
         let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
-        if let Ok(Some(status)) = proc.0.try_wait() {
+        if let Ok(Some(status)) = proc.child.try_wait() {
             return Err(format!(
-                "ibsim exited during start-up ({status}):\n{}",
+                "{name} exited during start-up ({status}):\n{}",
                 log()
             ));
         }
         if started.elapsed() > RUN_TIMEOUT {
             return Err(format!(
-                "ibsim not answering after {RUN_TIMEOUT:?}:\n{}",
+                "{name} not answering after {RUN_TIMEOUT:?}:\n{}",
                 log()
             ));
         }
         std::thread::sleep(PROBE);
     };
-    let ready = started.elapsed();
-    let status = std::fs::read_to_string(format!("/proc/{}/status", proc.0.id()))
-        .map_err(|e| format!("ibsim's /proc status: {e}"))?;
-    let peak = vm_hwm_kb(&status).ok_or("no VmHWM in ibsim's /proc status")?;
+    Ok((proc, port, started.elapsed()))
+}
+
+/// Starts `server` on `net`; returns spawn-to-answering, its peak kB then, and the SMP rate
+/// measured on it.
+fn server_run(
+    server: Server,
+    net: &Path,
+    route: &[u8],
+    dir: &Path,
+) -> Result<(Duration, u64, f64), String> {
+    let (proc, port, ready) = start_server(server, net, dir)?;
+    let status = std::fs::read_to_string(format!("/proc/{}/status", proc.child.id()))
+        .map_err(|e| format!("{}'s /proc status: {e}", server.name()))?;
+    let peak = vm_hwm_kb(&status)
+        .ok_or_else(|| format!("no VmHWM in {}'s /proc status", server.name()))?;
     let rpc = Rpc::with_window(port, Window::of(WINDOW));
     let rate = smp_rate(&rpc, route)?;
     drop(rpc);
     drop(proc);
     Ok((ready, peak, rate))
+}
+
+/// Whether opensm's bring-up is measured on a tree of `nodes`.
+fn opensm_applies(nodes: usize) -> bool {
+    nodes < LARGE_NODES
+}
+
+/// `opensm -o` (the harness's runner, under umad2sim) on a fresh, unconfigured daemon of
+/// `umad` and on a fresh ibsim, both serving `net`, our daemon first if `daemon_first`;
+/// returns the walls (ours, ibsim's). Each run must log `SUBNET UP`.
+fn opensm_pair(
+    net: &Path,
+    flags: &[String],
+    umad: &Path,
+    dir: &Path,
+    daemon_first: bool,
+) -> Result<(Duration, Duration), String> {
+    let sim = Ibsim::builder(net)
+        .args(flags)
+        .ready_timeout(RUN_TIMEOUT)
+        .start()
+        .map_err(|e| format!("starting ibsim for opensm: {e}"))?;
+    let subnet_up = |run: ibsim_harness::SmOnce, on: &str| {
+        if run.log().contains("SUBNET UP") {
+            Ok(run.elapsed)
+        } else {
+            Err(format!(
+                "opensm -o on {on} did not log SUBNET UP:\n{}",
+                ibsim_harness::tail(&run.log(), 20)
+            ))
+        }
+    };
+    let (mut ours, mut theirs) = (None, None);
+    for on_daemon in [daemon_first, !daemon_first] {
+        if on_daemon {
+            let (daemon, port, _) = start_server(Server::Daemon(umad), net, dir)?;
+            drop(port);
+            let socket = daemon.socket.clone();
+            let run = sim
+                .opensm()
+                .configure(move |c| {
+                    c.env(ibsim_harness::SOCKNAME_ENV, &socket);
+                    Ok(())
+                })
+                .run_once()
+                .map_err(|e| format!("opensm -o on umad sim serve: {e}"))?;
+            ours = Some(subnet_up(run, "umad sim serve")?);
+            drop(daemon);
+        } else {
+            let run = sim
+                .opensm()
+                .run_once()
+                .map_err(|e| format!("opensm -o on ibsim: {e}"))?;
+            theirs = Some(subnet_up(run, "ibsim")?);
+        }
+    }
+    match (ours, theirs) {
+        (Some(o), Some(t)) => Ok((o, t)),
+        _ => Err("opensm_pair: a side was not run".into()),
+    }
 }
 
 /// The `VmHWM:` of a `/proc/<pid>/status` text, in kB.
@@ -783,8 +1042,14 @@ pub fn child(args: &[String]) -> Result<(), String> {
             fabric.configure(None);
             let t2 = Instant::now();
             let peak = peak_kb(libc::RUSAGE_SELF).ok_or("getrusage failed")?;
+            // A CA's `ports[0]` is a placeholder (it has no port 0).
+            let ports: usize = fabric
+                .nodes()
+                .iter()
+                .map(|n| n.ports.len() - usize::from(!n.is_switch()))
+                .sum();
             println!(
-                "{} {} {peak} {}",
+                "{} {} {peak} {} {ports}",
                 (t1 - t0).as_micros(),
                 (t2 - t1).as_micros(),
                 fabric.len()
@@ -920,21 +1185,35 @@ mod tests {
         assert_eq!(f.load_speedup(), Some(20.0));
         assert_eq!(f.rate_ratio(), Some(6.25));
         assert_eq!(Figures::default().rate_ratio(), None);
+        assert_eq!(f.daemon_rate_ratio(), None);
+        let g = Figures {
+            ports: 1024,
+            rate_ibsim: Some(1.0e5),
+            rate_daemon: Some(3.5e5),
+            opensm: Some((Duration::from_millis(500), Duration::from_secs(1), 5)),
+            ..Figures::default()
+        };
+        assert_eq!(g.daemon_rate_ratio(), Some(3.5));
+        assert_eq!(g.opensm_ratio(), Some(0.5));
+        assert_eq!(g.per_port(2048), 2048.0);
+        assert!(opensm_applies(10_400));
+        assert!(!opensm_applies(40_958));
     }
 
     #[test]
     fn child_lines_and_proc_status() {
         assert_eq!(
-            parse_load_line("1500 20 65536 1052\n"),
+            parse_load_line("1500 20 65536 1052 2628\n"),
             Some((
                 Duration::from_micros(1500),
                 Duration::from_micros(20),
                 65536,
-                1052
+                1052,
+                2628
             ))
         );
-        assert_eq!(parse_load_line("1 2 3"), None);
-        assert_eq!(parse_load_line("a b c d"), None);
+        assert_eq!(parse_load_line("1 2 3 4"), None);
+        assert_eq!(parse_load_line("a b c d e"), None);
         assert_eq!(
             parse_discover_line("450000 68000 10400\n"),
             Some((Duration::from_micros(450_000), 68000, 10400))
